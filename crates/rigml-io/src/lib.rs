@@ -1,0 +1,98 @@
+//! Reading and writing the files riggers use, into and out of [`rigml_core::Character`].
+//!
+//! One module per format. Every reader preserves the file's vertex and joint order, returns a
+//! validated character, and reports problems as [`IoError`]s that name the file and the place
+//! in it; no input makes a reader panic. Writers go through [`save`], which writes atomically
+//! (temporary file + rename) and refuses to overwrite without `force`.
+
+pub mod atomic;
+pub mod bvh;
+pub mod error;
+pub mod fbx;
+pub mod gltf;
+pub mod makehuman;
+pub mod obj;
+pub mod rignet;
+
+pub use error::IoError;
+
+use rigml_core::Character;
+use std::path::Path;
+
+/// File formats rigml reads or writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// glTF 2.0 JSON with external or embedded buffers.
+    Gltf,
+    /// Binary glTF 2.0 (also `.vrm`).
+    Glb,
+    Fbx,
+    Obj,
+    Bvh,
+    /// RigNet `rig.txt` (its mesh is the `.obj` beside it).
+    RigNet,
+    /// MakeHuman / MPFB rig JSON (`rig_*.json`, with `base.obj` and `weights_*.json` beside it).
+    MakeHuman,
+}
+
+impl Format {
+    /// The format a path names, from its extension (and file name for RigNet/MakeHuman).
+    pub fn from_path(path: &Path) -> Result<Format, IoError> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        Ok(match ext.as_str() {
+            "gltf" => Format::Gltf,
+            "glb" | "vrm" => Format::Glb,
+            "fbx" => Format::Fbx,
+            "obj" => Format::Obj,
+            "bvh" => Format::Bvh,
+            "txt" => Format::RigNet,
+            "json" | "mhskel" => Format::MakeHuman,
+            _ => {
+                return Err(IoError::unsupported(
+                    path,
+                    "unknown extension (expected .glb, .gltf, .vrm, .fbx, .obj, .bvh, RigNet .txt or MakeHuman .json)",
+                ))
+            }
+        })
+    }
+}
+
+/// Options for [`save`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SaveOptions {
+    /// Replace an existing file.
+    pub force: bool,
+}
+
+/// Read any supported file into a validated character.
+pub fn load(path: &Path) -> Result<Character, IoError> {
+    let character = match Format::from_path(path)? {
+        Format::Gltf | Format::Glb => gltf::read(path)?,
+        Format::Fbx => fbx::read(path)?,
+        Format::Obj => obj::read(path)?,
+        Format::Bvh => bvh::read(path)?,
+        Format::RigNet => rignet::read(path)?,
+        Format::MakeHuman => makehuman::read(path)?,
+    };
+    character.validate().map_err(|e| IoError::invalid(path, e))?;
+    Ok(character)
+}
+
+/// Write a character in the format its path names (glTF/GLB or BVH), atomically.
+pub fn save(character: &Character, path: &Path, options: SaveOptions) -> Result<(), IoError> {
+    character.validate().map_err(|e| IoError::invalid(path, e))?;
+    match Format::from_path(path)? {
+        Format::Glb => atomic::write(path, &gltf::to_glb(character, path)?, options.force),
+        Format::Gltf => gltf::write_gltf(character, path, options.force),
+        Format::Bvh => atomic::write(path, bvh::to_bvh(character, path)?.as_bytes(), options.force),
+        Format::Obj => atomic::write(path, obj::to_obj(character).as_bytes(), options.force),
+        other => Err(IoError::unsupported(
+            path,
+            &format!("writing {other:?} is not supported (write .glb, .gltf, .bvh or .obj)"),
+        )),
+    }
+}

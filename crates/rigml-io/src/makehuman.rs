@@ -1,0 +1,10 @@
+//! makehuman reader (not yet implemented).
+
+use crate::IoError;
+use rigml_core::Character;
+use std::path::Path;
+
+/// Read a makehuman file.
+pub fn read(path: &Path) -> Result<Character, IoError> {
+    Err(IoError::unsupported(path, "makehuman reading is not implemented yet"))
+}

@@ -1,0 +1,10 @@
+//! rignet reader (not yet implemented).
+
+use crate::IoError;
+use rigml_core::Character;
+use std::path::Path;
+
+/// Read a rignet file.
+pub fn read(path: &Path) -> Result<Character, IoError> {
+    Err(IoError::unsupported(path, "rignet reading is not implemented yet"))
+}
