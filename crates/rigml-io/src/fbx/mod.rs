@@ -42,6 +42,7 @@ pub fn read(path: &Path) -> Result<Character, IoError> {
 pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Character, IoError> {
     let scene = ufbx::load_memory(bytes, load_options()).map_err(|e| IoError::parse(path, ufbx_message(&e)))?;
     let ctx = Ctx { path };
+    check_warnings(&ctx, &scene)?;
 
     let skinned = mesh::skinned_mesh_nodes(&scene);
     let (mesh_nodes, bone_nodes, binds) = if skinned.is_empty() {
@@ -90,25 +91,49 @@ fn load_options() -> ufbx::LoadOpts<'static> {
         },
         target_unit_meters: 1.0,
         space_conversion: ufbx::SpaceConversion::ModifyGeometry,
+        // ufbx clamps bad indices and records a warning, which `check_warnings` turns into an
+        // error naming the element (ufbx's own abort only says "Failed to load").
+        index_error_handling: ufbx::IndexErrorHandling::Clamp,
         ..Default::default()
     }
 }
 
-/// ufbx's description of a load error, read without trusting it to be valid UTF-8.
+/// Refuse files that ufbx could only load by changing data: clamped indices and truncated arrays.
+fn check_warnings(ctx: &Ctx, scene: &ufbx::Scene) -> Result<(), IoError> {
+    for warning in scene.metadata.warnings.iter() {
+        let what = match warning.type_ {
+            ufbx::WarningType::IndexClamped => "index out of range",
+            ufbx::WarningType::TruncatedArray => "array shorter than declared",
+            _ => continue,
+        };
+        let element = scene
+            .elements
+            .get(warning.element_id as usize)
+            .map(|e| format!(" in {:?} '{}'", e.type_, e.name))
+            .unwrap_or_default();
+        return Err(ctx.err(format!(
+            "{what}{element} ({} time(s); ufbx: {})",
+            warning.count, warning.description
+        )));
+    }
+    Ok(())
+}
+
+/// ufbx's description of a load error (message, details and error kind on one line), read
+/// without trusting it to be valid UTF-8.
 fn ufbx_message(error: &ufbx::Error) -> String {
     let mut buf = [0u8; 1024];
     let n = ufbx::format_error(&mut buf, error).min(buf.len());
     let text = String::from_utf8_lossy(&buf[..n]);
-    let text = text.trim_matches(char::from(0)).trim();
-    if text.is_empty() {
-        format!("not a readable FBX file ({:?})", error.type_)
+    // The first line is `ufbx vX.Y.Z error: <description> (<details>)`; later lines, when ufbx
+    // was built with them, are its internal call stack.
+    let first = text.lines().next().unwrap_or("").trim_matches(char::from(0)).trim();
+    let message = first.split_once("error: ").map_or(first, |(_, m)| m).trim();
+    let kind = format!("{:?}", error.type_);
+    if message.is_empty() {
+        format!("not a readable FBX file ({kind})")
     } else {
-        // The formatted error is multi-line (message, then a stack of places); keep it on one line.
-        text.lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join("; ")
+        format!("{message} [ufbx: {kind}]")
     }
 }
 
@@ -134,6 +159,9 @@ pub(crate) fn dmat(m: &ufbx::Matrix) -> DMat4 {
 pub(crate) fn node_name(node: &ufbx::Node) -> String {
     node.element.name.to_string()
 }
+
+#[cfg(test)]
+mod ascii_tests;
 
 #[cfg(test)]
 mod tests {
