@@ -325,3 +325,107 @@ fn corrupted_fbx_bytes_never_panic() {
     }
     eprintln!("corrupted copies: {ok} loaded, {failed} refused");
 }
+
+/// Skinned vertices of a GLB: position and weights by joint name (read straight from the file).
+fn glb_skinned_vertices(path: &Path) -> Vec<(Vec3, Vec<(String, f32)>)> {
+    let bytes = std::fs::read(path).expect("read GLB");
+    let gltf = gltf::Gltf::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let blob = gltf.blob.as_deref().expect("GLB has a binary chunk");
+    let mut out = Vec::new();
+    for node in gltf.document.nodes() {
+        let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else {
+            continue;
+        };
+        let joint_names: Vec<String> = skin.joints().map(|j| j.name().unwrap_or("").to_string()).collect();
+        for primitive in mesh.primitives() {
+            let reader = primitive.reader(|_| Some(blob));
+            let positions: Vec<[f32; 3]> = reader.read_positions().expect("POSITION").collect();
+            let joints: Vec<[u16; 4]> = reader.read_joints(0).expect("JOINTS_0").into_u16().collect();
+            let weights: Vec<[f32; 4]> = reader.read_weights(0).expect("WEIGHTS_0").into_f32().collect();
+            for ((p, j), w) in positions.iter().zip(&joints).zip(&weights) {
+                let row = j
+                    .iter()
+                    .zip(w)
+                    .filter(|(_, &w)| w > 0.0)
+                    .map(|(&j, &w)| (joint_names[j as usize].clone(), w))
+                    .collect();
+                out.push((Vec3::from(*p), row));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn fbx_mesh_and_weights_match_the_glb() {
+    let rows = manifest();
+    for row in fbx_rows() {
+        let glb_id = row["id"].trim_end_matches("-fbx");
+        let glb_row = rows.iter().find(|r| r["id"] == glb_id).expect("GLB row");
+        let glb = glb_skinned_vertices(&data_dir().join(&glb_row["path"]));
+        let c = load(&row["path"]);
+        // The GLBs carry JOINTS_0/WEIGHTS_0 only: their exporter kept the 4 largest weights
+        // (Mage.fbx has 5 on some control points), so compare with the FBX skin pruned to 4.
+        let skin = &c.skin.as_ref().expect("skinned").pruned(4).expect("prune");
+        let (mut worst_distance, mut worst_weight, mut differing) = (0.0f32, 0.0f32, 0usize);
+        for (p, glb_row_weights) in &glb {
+            // Nearest FBX control point; among coincident ones (a seam between parts) the one
+            // whose weights agree best.
+            let nearest = c
+                .mesh
+                .positions
+                .iter()
+                .map(|q| (*q - *p).length())
+                .fold(f32::INFINITY, f32::min);
+            worst_distance = worst_distance.max(nearest);
+            let weight_gap = |v: usize| {
+                let fbx: HashMap<&str, f32> = skin
+                    .influences(v)
+                    .iter()
+                    .map(|i| (c.skeleton.names[i.joint as usize].as_str(), i.weight))
+                    .collect();
+                let mut gap = 0.0f32;
+                for (name, w) in glb_row_weights {
+                    gap = gap.max((fbx.get(name.as_str()).copied().unwrap_or(0.0) - w).abs());
+                }
+                for (name, w) in &fbx {
+                    if !glb_row_weights.iter().any(|(n, _)| n == name) {
+                        gap = gap.max(*w);
+                    }
+                }
+                gap
+            };
+            let best = (0..c.mesh.vertex_count())
+                .filter(|&v| (c.mesh.positions[v] - *p).length() <= nearest + 1e-6)
+                .map(weight_gap)
+                .fold(f32::INFINITY, f32::min);
+            worst_weight = worst_weight.max(best);
+            if best > 1e-3 {
+                differing += 1;
+            }
+        }
+        // And the other way: every FBX control point is a GLB vertex.
+        let back = c
+            .mesh
+            .positions
+            .iter()
+            .map(|q| {
+                glb.iter()
+                    .map(|(p, _)| (*q - *p).length())
+                    .fold(f32::INFINITY, f32::min)
+            })
+            .fold(0.0f32, f32::max);
+        eprintln!(
+            "{}: {} GLB vertices; max distance to an FBX control point {worst_distance:.3e} m \
+             (back {back:.3e} m); max weight difference {worst_weight:.3e}; {differing} vertices differ by > 1e-3",
+            row["id"],
+            glb.len()
+        );
+        assert!(
+            worst_distance < 1e-4 && back < 1e-4,
+            "{}: {worst_distance} {back}",
+            row["id"]
+        );
+        assert!(worst_weight < 1e-4, "{}: {worst_weight}", row["id"]);
+    }
+}
