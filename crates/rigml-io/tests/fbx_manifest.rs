@@ -59,7 +59,9 @@ fn number(row: &HashMap<String, String>, column: &str) -> usize {
 #[test]
 fn fbx_counts_match_the_manifest() {
     for row in fbx_rows() {
+        let start = std::time::Instant::now();
         let c = load(&row["path"]);
+        eprintln!("{}: loaded in {:.1} ms", row["id"], start.elapsed().as_secs_f64() * 1e3);
         let skin = c.skin.as_ref().expect("skinned");
         let got = [
             ("vertices", c.mesh.vertex_count()),
@@ -164,22 +166,42 @@ fn fbx_joints_sit_where_the_glb_joints_are() {
 /// Bone_All.fbx of the Dem Bones example: a skinned mesh in centimetres, two root joints, one
 /// 400-frame animation stack.
 fn dem_bones_path() -> PathBuf {
+    dem_bones_file("Bone_All.fbx")
+}
+
+/// A file of the Dem Bones example folder.
+fn dem_bones_file(name: &str) -> PathBuf {
     let rows = manifest();
     let row = rows
         .iter()
         .find(|r| r["id"] == "dem_bones_example")
         .expect("dem_bones_example row");
-    data_dir()
-        .join(&row["path"])
-        .parent()
-        .expect("folder")
-        .join("Bone_All.fbx")
+    data_dir().join(&row["path"]).parent().expect("folder").join(name)
+}
+
+#[test]
+fn fbx_without_skin_keeps_mesh_bones_and_animation() {
+    // Bone_Trans.fbx: the mesh, the six joints and their animation, but no skin deformer.
+    let c = rigml_io::load(&dem_bones_file("Bone_Trans.fbx")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((c.mesh.vertex_count(), c.mesh.triangle_count()), (754, 1504));
+    assert_eq!(c.skeleton.joint_count(), 6);
+    assert!(c.skin.is_none());
+    assert_eq!(c.clips.len(), 1);
+    // Bone_Geom.fbx: only the mesh.
+    let c = rigml_io::load(&dem_bones_file("Bone_Geom.fbx")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.mesh.vertex_count(), 754);
+    assert!(c.skeleton.is_empty() && c.skin.is_none());
 }
 
 #[test]
 fn dem_bones_fbx_loads_with_its_animation() {
     let path = dem_bones_path();
+    let start = std::time::Instant::now();
     let c = rigml_io::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "Bone_All.fbx: loaded (400 frames sampled) in {:.1} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    );
     assert_eq!(c.mesh.vertex_count(), 754);
     assert_eq!(c.mesh.triangle_count(), 1504);
     assert_eq!(c.skeleton.joint_count(), 6);

@@ -7,7 +7,8 @@
 //!   triangulated with ufbx's triangulator. Positions are in the model space of the skeleton's bind
 //!   pose (see the `mesh` module). Normals and UVs are per face corner in FBX; they are kept only when every
 //!   control point of every part has a single value (otherwise the attribute is left empty).
-//!   A file without any skin deformer gives all its mesh nodes, unskinned.
+//!   Mesh nodes without a skin deformer in a file that has skinned ones (props parented to
+//!   bones) are not read. A file without any skin deformer gives all its mesh nodes, unskinned.
 //! - **skeleton**: the bone nodes of the skin clusters plus the nodes that connect them up to
 //!   their common ancestor (see the `skeleton` module); without clusters, the nodes with a bone attribute.
 //! - **skin**: the deformers' weights, capped at [`DEFAULT_MAX_INFLUENCES`](rigml_core::DEFAULT_MAX_INFLUENCES).
