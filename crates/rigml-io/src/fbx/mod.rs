@@ -4,14 +4,17 @@
 //! - **mesh**: every mesh node that has a skin deformer, in scene node order, one
 //!   [`MeshPart`](rigml_core::MeshPart) per node. Vertices are the FBX *control points* (ufbx
 //!   `mesh.vertices`), so skin weights are per control point exactly as in the file; polygons are
-//!   triangulated with ufbx's triangulator. Positions are in the model space of the skeleton's bind
-//!   pose (see the `mesh` module). Normals and UVs are per face corner in FBX; they are kept only when every
-//!   control point of every part has a single value (otherwise the attribute is left empty).
-//!   Mesh nodes without a skin deformer in a file that has skinned ones (props parented to
-//!   bones) are not read. A file without any skin deformer gives all its mesh nodes, unskinned.
+//!   triangulated with ufbx's triangulator. Positions are in the model space of the skeleton's
+//!   bind pose (see the `mesh` module). Normals and UVs are per face corner in FBX; they are kept
+//!   only when every control point of every part has a single value (otherwise the attribute is
+//!   left empty). Mesh nodes without a skin deformer in a file that has skinned ones (props
+//!   parented to bones) are not read. A file without any skin deformer gives all its mesh nodes,
+//!   unskinned.
 //! - **skeleton**: the bone nodes of the skin clusters plus the nodes that connect them up to
-//!   their common ancestor (see the `skeleton` module); without clusters, the nodes with a bone attribute.
-//! - **skin**: the deformers' weights, capped at [`DEFAULT_MAX_INFLUENCES`](rigml_core::DEFAULT_MAX_INFLUENCES).
+//!   their common ancestor (see the `skeleton` module); without clusters, the nodes with a bone
+//!   attribute.
+//! - **skin**: the deformers' weights, capped at
+//!   [`DEFAULT_MAX_INFLUENCES`](rigml_core::DEFAULT_MAX_INFLUENCES).
 //! - **clips**: one per animation stack, sampled at the scene frame rate into linear TRS
 //!   channels for every joint (see the `anim` module).
 //!
@@ -173,6 +176,7 @@ mod tests {
         let path = Path::new("garbage.fbx");
         let err = from_bytes(b"this is not an fbx file at all", path).unwrap_err();
         let text = err.to_string();
+        eprintln!("{text}");
         assert!(text.starts_with("garbage.fbx: "), "{text}");
         assert!(matches!(err, IoError::Parse { .. }), "{text}");
     }
@@ -180,6 +184,7 @@ mod tests {
     #[test]
     fn empty_input_is_an_error() {
         let err = from_bytes(&[], Path::new("empty.fbx")).unwrap_err();
+        eprintln!("{err}");
         assert!(err.to_string().starts_with("empty.fbx: "), "{err}");
     }
 
@@ -189,6 +194,7 @@ mod tests {
         bytes.extend_from_slice(&7400u32.to_le_bytes());
         bytes.extend_from_slice(&[0xff; 10]);
         let err = from_bytes(&bytes, Path::new("cut.fbx")).unwrap_err();
+        eprintln!("{err}");
         assert!(err.to_string().starts_with("cut.fbx: "), "{err}");
     }
 
