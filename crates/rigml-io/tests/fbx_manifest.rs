@@ -70,7 +70,13 @@ fn fbx_counts_match_the_manifest() {
             ("influences_max", skin.influences_max()),
             ("clips", c.clips.len()),
         ];
-        eprintln!("{}: {got:?}, {} parts", row["id"], c.mesh.parts.len());
+        eprintln!(
+            "{}: {got:?}, {} parts, {} normals, {} uvs",
+            row["id"],
+            c.mesh.parts.len(),
+            c.mesh.normals.len(),
+            c.mesh.uvs.len()
+        );
         for (column, value) in got {
             assert_eq!(value, number(&row, column), "{}: {column}", row["id"]);
         }
