@@ -1,0 +1,113 @@
+//! The four MakeHuman rigs in the data manifest: mesh, joint and influence counts match their
+//! rows (and the counts the notes give), and every joint sits inside the body.
+
+use rigml_io::makehuman;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// The shared data folder: `$RIGML_DATA`, or `shared/data` beside the workspace.
+fn data_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("RIGML_DATA") {
+        return PathBuf::from(dir);
+    }
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for up in ["..", "../.."] {
+        let dir = workspace.join(up).join("shared/data");
+        if dir.join("manifest.tsv").exists() {
+            return dir;
+        }
+    }
+    panic!("shared data not found: set RIGML_DATA to the folder holding manifest.tsv");
+}
+
+/// Manifest rows with this format, as column name → value.
+fn manifest_rows(format: &str) -> Vec<HashMap<String, String>> {
+    let text = std::fs::read_to_string(data_dir().join("manifest.tsv")).expect("manifest.tsv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("manifest header").split('\t').collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split('\t'))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect::<HashMap<_, _>>()
+        })
+        .filter(|r| r.get("format").map(String::as_str) == Some(format))
+        .collect()
+}
+
+/// The number in front of `suffix` in the notes, e.g. `139` from `139 bones carry weights`.
+fn noted(notes: &str, suffix: &str) -> usize {
+    let before = &notes[..notes.find(suffix).unwrap_or_else(|| panic!("'{suffix}' not in notes"))];
+    before.split_whitespace().last().unwrap().parse().unwrap()
+}
+
+#[test]
+fn every_makehuman_rig_matches_its_row() {
+    let rows = manifest_rows("makehuman");
+    assert_eq!(rows.len(), 4);
+    for row in rows {
+        let id = &row["id"];
+        let path = data_dir().join(&row["path"]);
+        let c = rigml_io::load(&path).unwrap();
+        let skin = c.skin.as_ref().unwrap();
+        assert_eq!(c.mesh.vertex_count().to_string(), row["vertices"], "{id}: vertices");
+        assert_eq!(c.mesh.triangle_count().to_string(), row["triangles"], "{id}: triangles");
+        assert_eq!(c.skeleton.joint_count().to_string(), row["joints"], "{id}: joints");
+        assert_eq!(
+            skin.influences_max().to_string(),
+            row["influences_max"],
+            "{id}: influences_max"
+        );
+        let weighted = c.mesh.vertex_count() - skin.unskinned_count();
+        assert_eq!(
+            weighted,
+            noted(&row["notes"], "of 19158 verts weighted"),
+            "{id}: weighted vertices"
+        );
+        let mut used = vec![false; c.skeleton.joint_count()];
+        for r in skin.rows() {
+            for i in r {
+                used[i.joint as usize] = true;
+            }
+        }
+        let used = used.iter().filter(|u| **u).count();
+        assert_eq!(
+            used,
+            noted(&row["notes"], "bones carry weights"),
+            "{id}: bones with weight"
+        );
+
+        // Joints lie inside the body's bounds (a misplaced joint or an axis swap would not).
+        let (lo, hi) = c.mesh.bounds().unwrap();
+        let roots: Vec<usize> = (0..c.skeleton.joint_count())
+            .filter(|&j| c.skeleton.parents[j].is_none())
+            .collect();
+        // The OpenPose rig has no pelvis joint above its hips: LHip, MidHip and RHip are roots.
+        let expected_roots = if id == "makehuman-openpose" { 3 } else { 1 };
+        assert_eq!(roots.len(), expected_roots, "{id}: roots");
+        for (j, p) in c.skeleton.bind_positions().iter().enumerate() {
+            assert!(
+                p.cmpge(lo - 0.01).all() && p.cmple(hi + 0.01).all(),
+                "{id}: joint {} at {p} outside the body {lo}..{hi}",
+                c.skeleton.names[j]
+            );
+        }
+        let p = c.skeleton.bind_positions();
+        let height = |name: &str| c.skeleton.index_of(name).map(|j| p[j].y);
+        println!(
+            "{id}: {} verts, {} tris, {} joints, influences_max {}, {weighted} weighted, {used} bones with weight; \
+             root {} at y={:.2}; head y={:?}; body y {:.2}..{:.2}",
+            c.mesh.vertex_count(),
+            c.mesh.triangle_count(),
+            c.skeleton.joint_count(),
+            skin.influences_max(),
+            c.skeleton.names[roots[0]],
+            p[roots[0]].y,
+            height("head").or(height("Head")).or(height("Nose")),
+            lo.y,
+            hi.y
+        );
+    }
+}
