@@ -419,6 +419,27 @@ mod tests {
     }
 
     #[test]
+    fn no_prefix_or_corruption_panics() {
+        let text = "o A\nv 0 0 0\nvt 0 0\nvn 0 0 1\nv 1 0 0\nvt 1 0\nv 0 1 0\nf 1/1/1 2/2/1 3/1/1\n\
+                    g B\nv 1 1 1\nf -1 -2 -3 1\n";
+        for end in 0..=text.len() {
+            let _ = parse(&text.as_bytes()[..end], p());
+        }
+        let mut bytes = text.as_bytes().to_vec();
+        let mut seed = 0x51_7cc1_b727_220au64;
+        for _ in 0..5000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let i = (seed % bytes.len() as u64) as usize;
+            bytes[i] = b" /-0123456789\nfvog"[(seed >> 32) as usize % b" /-0123456789\nfvog".len()];
+            if let Ok(c) = from_bytes(&bytes, p()) {
+                let _ = to_obj(&c);
+            }
+        }
+    }
+
+    #[test]
     fn comments_crlf_and_unknown_statements_are_skipped() {
         let text = "# c\r\nmtllib a.mtl\r\nv 0 0 0 1 0 0\r\nv 1 0 0\r\nv 0 1 0 # trailing\r\ns off\r\nusemtl skin\r\nf 1 2 3\r\n";
         let m = parse(text.as_bytes(), p()).unwrap().mesh;

@@ -43,7 +43,7 @@ fn every_manifest_bvh_matches_its_row() {
     assert_eq!(rows.len(), 17, "motion rows in the manifest");
     for row in rows {
         let path = data_dir().join(&row["path"]);
-        let file = bvh::from_bytes(&std::fs::read(&path).unwrap(), &path).unwrap();
+        let file = bvh::parse(&std::fs::read(&path).unwrap(), &path).unwrap();
         file.character.validate().unwrap();
         let id = &row["id"];
         assert_eq!(file.bvh_joint_count().to_string(), row["joints"], "{id}: joints");
@@ -71,7 +71,7 @@ fn every_manifest_bvh_round_trips_through_the_writer() {
         let id = &row["id"];
         let a = bvh::read(&path).unwrap();
         let text = bvh::to_bvh(&a, &path).unwrap();
-        let b = bvh::from_bytes(text.as_bytes(), &path).unwrap();
+        let b = bvh::parse(text.as_bytes(), &path).unwrap();
         assert_eq!(b.character.skeleton.names, a.skeleton.names, "{id}");
         assert_eq!(b.character.skeleton.parents, a.skeleton.parents, "{id}");
         let b = b.character;

@@ -1,7 +1,6 @@
 //! The four MakeHuman rigs in the data manifest: mesh, joint and influence counts match their
 //! rows (and the counts the notes give), and every joint sits inside the body.
 
-use rigml_io::makehuman;
 use std::collections::HashMap;
 use std::path::PathBuf;
 

@@ -57,11 +57,17 @@ impl BvhFile {
 
 /// Read a BVH file into a character (skeleton + one clip).
 pub fn read(path: &Path) -> Result<Character, IoError> {
-    from_bytes(&read_file(path)?, path).map(|f| f.character)
+    from_bytes(&read_file(path)?, path)
 }
 
-/// Parse BVH bytes; `path` names the file in errors and gives the character and clip names.
-pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<BvhFile, IoError> {
+/// Parse BVH bytes into a character; `path` names the file in errors and gives the character
+/// and clip names.
+pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Character, IoError> {
+    parse(bytes, path).map(|f| f.character)
+}
+
+/// Parse BVH bytes, keeping the file facts a character does not hold (End Sites, frame time).
+pub fn parse(bytes: &[u8], path: &Path) -> Result<BvhFile, IoError> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
         IoError::parse(path, format!("line {line}: not valid UTF-8 text"))
