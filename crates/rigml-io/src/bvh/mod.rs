@@ -33,6 +33,8 @@ pub struct BvhFile {
     pub character: Character,
     /// Per joint: true for joints made from `End Site` blocks.
     pub end_site: Vec<bool>,
+    /// Per joint: the axes of its rotation channels in file order (`"ZXY"`), empty if none.
+    pub rotation_order: Vec<String>,
     /// Number of frames (`Frames:`).
     pub frame_count: usize,
     /// Seconds per frame (`Frame Time:`).
@@ -178,6 +180,19 @@ fn build(raw: RawBvh, name: &str) -> BvhFile {
     }
     BvhFile {
         end_site: raw.joints.iter().map(|j| j.end_site).collect(),
+        rotation_order: raw
+            .joints
+            .iter()
+            .map(|j| {
+                j.channels
+                    .iter()
+                    .filter_map(|c| match c {
+                        ChannelKind::Rotation(a) => ["X", "Y", "Z"].get(*a).copied(),
+                        ChannelKind::Position(_) => None,
+                    })
+                    .collect()
+            })
+            .collect(),
         character: Character {
             name: name.to_string(),
             skeleton,
