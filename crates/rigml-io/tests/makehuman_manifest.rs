@@ -118,7 +118,7 @@ fn every_makehuman_rig_matches_its_row() {
 /// joints must land on default-rig joints. Expected misses, found by hand in the data:
 /// game_engine's Root (`joint-ground`) and ball_l/ball_r (`joint-*-foot-1`), cubes the default
 /// rig places no bone head on; cmu_mb's one MEAN-placed joint; openpose's 9 MEAN-placed joints
-/// and 2 CUBE joints on cubes the default rig uses only as bone tails.
+/// and LSmallToe/RSmallToe (`joint-*-toe-1-3`, a cube no default-rig bone head uses).
 #[test]
 fn mpfb_cube_joints_coincide_with_mhskel_joints() {
     let dir = data_dir().join("characters/makehuman");
