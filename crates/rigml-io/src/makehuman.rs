@@ -56,7 +56,9 @@ struct Wrapped {
     bones: Ordered<Value>,
 }
 
-/// The files a rig path implies: `(weights, base mesh)`.
+/// The files a rig path implies: `(weights, base mesh)`. `rig_<name>.json` pairs with
+/// `weights_<name>.json`, MPFB's `rig.<name>.json` with `weights.<name>.json`; the base mesh is
+/// `base.obj` beside the rig. (For MakeHuman's own `.mhskel` layout see [`read`].)
 pub fn companion_paths(rig_path: &Path) -> Result<(PathBuf, PathBuf), IoError> {
     let name = rig_path
         .file_name()
@@ -69,17 +71,42 @@ pub fn companion_paths(rig_path: &Path) -> Result<(PathBuf, PathBuf), IoError> {
     } else {
         return Err(IoError::unsupported(
             rig_path,
-            "a MakeHuman rig must be named rig_<name>.json or rig.<name>.json (weights and base.obj beside it)",
+            "a MakeHuman rig must be named rig_<name>.json or rig.<name>.json (weights and base.obj beside it), \
+             or be a .mhskel file",
         ));
     };
     Ok((rig_path.with_file_name(weights), rig_path.with_file_name("base.obj")))
 }
 
-/// Read a MakeHuman/MPFB rig with its weights and `base.obj` beside it.
+/// MakeHuman's own layout: `rigs/<name>.mhskel` names its weights in `"weights_file"` (beside
+/// it); the base mesh is `base.obj` beside it or MakeHuman's `../3dobjs/base.obj`.
+fn mhskel_companions(rig_path: &Path, rig: &[u8]) -> Result<(PathBuf, PathBuf), IoError> {
+    let json: Value =
+        serde_json::from_slice(rig).map_err(|e| IoError::parse(rig_path, format!("not valid JSON: {e}")))?;
+    let weights = json
+        .get("weights_file")
+        .and_then(Value::as_str)
+        .filter(|w| !w.is_empty())
+        .ok_or_else(|| IoError::parse(rig_path, "weights_file: expected the name of the weights file"))?;
+    let beside = rig_path.with_file_name("base.obj");
+    let mesh = if beside.is_file() {
+        beside
+    } else {
+        rig_path.with_file_name("../3dobjs/base.obj")
+    };
+    Ok((rig_path.with_file_name(weights), mesh))
+}
+
+/// Read a MakeHuman/MPFB rig with its weights and base mesh (see [`companion_paths`]).
 pub fn read(path: &Path) -> Result<Character, IoError> {
-    let (weights_path, mesh_path) = companion_paths(path)?;
-    let base = obj::parse(&read_file(&mesh_path)?, &mesh_path)?;
     let rig = read_file(path)?;
+    let is_mhskel = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mhskel"));
+    let (weights_path, mesh_path) = if is_mhskel {
+        mhskel_companions(path, &rig)?
+    } else {
+        companion_paths(path)?
+    };
+    let base = obj::parse(&read_file(&mesh_path)?, &mesh_path)?;
     let weights = read_file(&weights_path)?;
     from_parts(&rig, path, &weights, &weights_path, base, &mesh_path)
 }
@@ -481,5 +508,27 @@ mod tests {
         let (w, _) = companion_paths(Path::new("rig.game_engine.json")).unwrap();
         assert_eq!(w, PathBuf::from("weights.game_engine.json"));
         assert!(companion_paths(Path::new("skeleton.json")).is_err());
+    }
+
+    #[test]
+    fn reads_makehuman_own_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let (rigs, objs) = (dir.path().join("rigs"), dir.path().join("3dobjs"));
+        std::fs::create_dir_all(&rigs).unwrap();
+        std::fs::create_dir_all(&objs).unwrap();
+        let base = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nv 0 2 0\nv 1 2 0\nf 1 2 4 3\nf 3 4 6 5\n";
+        std::fs::write(objs.join("base.obj"), base).unwrap();
+        let rig = r#"{"weights_file":"tiny_weights.mhw","bones":{"root":{"head":"r","parent":null},
+            "top":{"head":"t","parent":"root"}},"joints":{"r":[0,1],"t":[4,5]}}"#;
+        std::fs::write(rigs.join("tiny.mhskel"), rig).unwrap();
+        std::fs::write(
+            rigs.join("tiny_weights.mhw"),
+            r#"{"weights":{"root":[[0,1]],"top":[[5,1]]}}"#,
+        )
+        .unwrap();
+        let c = crate::load(&rigs.join("tiny.mhskel")).unwrap();
+        assert_eq!(c.skeleton.names, vec!["root", "top"]);
+        assert_eq!(c.mesh.vertex_count(), 6);
+        assert_eq!(c.skin.unwrap().unskinned_count(), 4);
     }
 }
