@@ -48,6 +48,15 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Character, IoError> {
     })
 }
 
+/// The bytes as UTF-8 text, or an error naming the line of the first bad byte.
+pub(crate) fn utf8<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a str, IoError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        IoError::parse(path, format!("line {line}: not valid UTF-8 text"))
+    })
+}
+
+/// The file name without its extension (character and clip names).
 pub(crate) fn stem(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -71,10 +80,7 @@ struct Segment {
 
 /// Parse OBJ bytes into an [`ObjFile`]. Errors name the file and line.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<ObjFile, IoError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
-        IoError::parse(path, format!("line {line}: not valid UTF-8 text"))
-    })?;
+    let text = utf8(bytes, path)?;
     let mut positions: Vec<Vec3> = Vec::new();
     let mut texcoords: Vec<Vec2> = Vec::new();
     let mut normals_in: Vec<Vec3> = Vec::new();

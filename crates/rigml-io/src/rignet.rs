@@ -32,7 +32,7 @@ pub fn read(path: &Path) -> Result<Character, IoError> {
 pub fn read_with_mesh(rig_path: &Path, mesh_path: &Path) -> Result<Character, IoError> {
     let mesh = obj::parse(&read_file(mesh_path)?, mesh_path)?.mesh;
     let text = read_file(rig_path)?;
-    let text = std::str::from_utf8(&text).map_err(|_| IoError::parse(rig_path, "not valid UTF-8 text"))?;
+    let text = obj::utf8(&text, rig_path)?;
     from_text(text, mesh, rig_path)
 }
 
@@ -347,6 +347,11 @@ mod tests {
         assert_eq!(back.mesh.triangles, c.mesh.triangles);
         assert!(matches!(write(&c, &path, false), Err(IoError::Exists { .. })));
         write(&c, &path, true).unwrap();
+        // Through the format dispatch: `.txt` saves as RigNet, and loads back.
+        let other = dir.path().join("rig_info").join("y.txt");
+        std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+        crate::save(&c, &other, crate::SaveOptions::default()).unwrap();
+        assert_eq!(crate::load(&other).unwrap().skin, c.skin);
     }
 
     #[test]

@@ -18,7 +18,7 @@ mod write;
 pub use write::to_bvh;
 
 use crate::error::read_file;
-use crate::obj::stem;
+use crate::obj::{stem, utf8};
 use crate::IoError;
 use glam::{DQuat, DVec3, Vec3};
 use parse::{ChannelKind, RawBvh};
@@ -70,10 +70,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Character, IoError> {
 
 /// Parse BVH bytes, keeping the file facts a character does not hold (End Sites, frame time).
 pub fn parse(bytes: &[u8], path: &Path) -> Result<BvhFile, IoError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
-        IoError::parse(path, format!("line {line}: not valid UTF-8 text"))
-    })?;
+    let text = utf8(bytes, path)?;
     let raw = parse::parse(text, path)?;
     Ok(build(raw, &stem(path)))
 }
