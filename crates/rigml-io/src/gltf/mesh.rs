@@ -3,6 +3,7 @@
 
 use super::accessor::Doc;
 use super::json::{self, fail, unsupported, Fail, Obj};
+use super::write::UNSKINNED_KEY;
 use glam::{Mat3, Mat4, Vec2, Vec3};
 use rigml_core::skin::SkinBuilder;
 use rigml_core::{Mesh, Skin, DEFAULT_MAX_INFLUENCES};
@@ -111,11 +112,15 @@ impl MeshBuild {
         }
         if let (Some(builder), Some(joints)) = (self.skin.as_mut(), place.joints) {
             let rows = SkinRows::read(doc, attr, &apath, n)?;
+            let unskinned = unskinned_list(prim, here, n)?;
             let mut repaired = Vec::new();
             let mut row = Vec::new();
             for v in 0..n {
                 row.clear();
                 rows.row(v, joints, &mut row)?;
+                if unskinned.get(v).copied().unwrap_or(false) {
+                    row.clear();
+                }
                 if row.iter().any(|(_, w)| w.is_nan()) {
                     if !self.repair {
                         return Err(fail(format!(
@@ -140,6 +145,26 @@ impl MeshBuild {
         self.mesh.append(&part, name);
         Ok(())
     }
+}
+
+/// Vertices rigml's writer marked as having no skin weight (`extras.rigml_unskinned`), as a
+/// per-vertex flag.
+fn unskinned_list(prim: &Obj, here: &str, n: usize) -> Result<Vec<bool>, Fail> {
+    let mut flags = vec![false; n];
+    let Some(list) = prim.get("extras").and_then(|e| e.get(UNSKINNED_KEY)) else {
+        return Ok(flags);
+    };
+    let path = format!("{here}.extras.{UNSKINNED_KEY}");
+    let list = list
+        .as_array()
+        .ok_or_else(|| fail(format!("{path}: expected an array of vertex indices")))?;
+    for (k, v) in list.iter().enumerate() {
+        let v = json::as_index(v, &format!("{path}[{k}]"))?;
+        *flags
+            .get_mut(v)
+            .ok_or_else(|| fail(format!("{path}[{k}]: vertex {v} does not exist ({n} vertices)")))? = true;
+    }
+    Ok(flags)
 }
 
 fn check_count(got: usize, expected: usize, path: &str) -> Result<(), Fail> {

@@ -12,6 +12,8 @@ use std::path::Path;
 const F32: u32 = 5126;
 const U16: u32 = 5123;
 const U32: u32 = 5125;
+/// Primitive `extras` key listing vertices that have no skin weight (see `skin_attributes`).
+pub(super) const UNSKINNED_KEY: &str = "rigml_unskinned";
 const ARRAY_BUFFER: u32 = 34962;
 const ELEMENT_ARRAY_BUFFER: u32 = 34963;
 /// Normals further than this from unit length are renormalised (the validator's threshold).
@@ -207,10 +209,11 @@ fn primitives(out: &mut Out, mesh: &Mesh, skin: Option<&Skin>, path: &Path) -> R
             let a = out.floats(&data, "VEC2", 2, Some(ARRAY_BUFFER), false);
             attributes.insert("TEXCOORD_0".into(), json!(a));
         }
-        if let Some(skin) = skin {
-            skin_attributes(out, skin, v0..v1, &mut attributes);
-        }
+        let unskinned = skin.map_or_else(Vec::new, |skin| skin_attributes(out, skin, v0..v1, &mut attributes));
         let mut prim = json!({"attributes": attributes});
+        if !unskinned.is_empty() {
+            prim["extras"] = json!({ UNSKINNED_KEY: unskinned });
+        }
         let tris = &mesh.triangles[part.triangles.clone()];
         if tris.is_empty() {
             prim["mode"] = json!(0); // Vertices without faces stay points.
@@ -289,14 +292,26 @@ fn indices(out: &mut Out, tris: &[[u32; 3]], v0: usize, count: usize) -> Result<
 
 /// JOINTS_n (u16) and WEIGHTS_n (f32), as many sets of 4 as the part's largest row needs.
 /// The heaviest weight absorbs the rounding so each row sums to 1 as the validator checks.
-fn skin_attributes(out: &mut Out, skin: &Skin, vertices: std::ops::Range<usize>, attributes: &mut Map<String, Value>) {
+/// glTF has no way to say "no influence": unskinned vertices get weight 1 on joint 0 (a root)
+/// and are returned, to be listed in the primitive's `extras.rigml_unskinned`.
+fn skin_attributes(
+    out: &mut Out,
+    skin: &Skin,
+    vertices: std::ops::Range<usize>,
+    attributes: &mut Map<String, Value>,
+) -> Vec<usize> {
     let widest = vertices.clone().map(|v| skin.influences(v).len()).max().unwrap_or(0);
     let sets = widest.div_ceil(4).max(1);
     let n = vertices.len();
     let mut joints = vec![vec![0u16; 4 * n]; sets];
     let mut weights = vec![vec![0f32; 4 * n]; sets];
+    let mut unskinned = Vec::new();
     for (i, v) in vertices.enumerate() {
         let row = skin.influences(v);
+        if row.is_empty() {
+            weights[0][4 * i] = 1.0;
+            unskinned.push(i);
+        }
         let rest: f64 = row.iter().skip(1).map(|x| f64::from(x.weight)).sum();
         for (k, inf) in row.iter().enumerate() {
             let w = if k == 0 { (1.0 - rest) as f32 } else { inf.weight };
@@ -311,6 +326,7 @@ fn skin_attributes(out: &mut Out, skin: &Skin, vertices: std::ops::Range<usize>,
         let a = out.floats(&weights[s], "VEC4", 4, Some(ARRAY_BUFFER), false);
         attributes.insert(format!("WEIGHTS_{s}"), json!(a));
     }
+    unskinned
 }
 
 /// One animation per clip that has channels (glTF requires at least one), one sampler per
