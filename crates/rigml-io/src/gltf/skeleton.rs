@@ -206,25 +206,20 @@ fn close(a: &DMat4, b: &DMat4) -> bool {
 /// Joints in no skin (nodes between joints) keep their rest offset from their parent's bind.
 fn fill_missing_binds(ibm: Vec<Option<Mat4>>, parents: &[Option<usize>], rest: &[Transform]) -> Vec<Mat4> {
     let mut out: Vec<Option<Mat4>> = ibm;
-    // Parents of between-nodes may themselves be between-nodes listed later: repeat until done.
-    for _ in 0..out.len() {
-        let mut changed = false;
-        for j in 0..out.len() {
-            if out[j].is_some() {
-                continue;
-            }
-            let local = rest.get(j).map_or(Mat4::IDENTITY, Transform::to_mat4);
-            let parent_ibm = match parents.get(j).copied().flatten() {
-                Some(p) => out.get(p).copied().flatten(),
-                None => Some(Mat4::IDENTITY),
-            };
-            if let Some(pi) = parent_ibm {
-                out[j] = Some(local.inverse() * pi);
-                changed = true;
-            }
+    // Parents of between-nodes may be between-nodes listed later: walk up to a known bind,
+    // then fill the chain downwards (the hierarchy is acyclic, so the walk ends).
+    for start in 0..out.len() {
+        let mut chain = Vec::new();
+        let mut at = Some(start);
+        while let Some(j) = at.filter(|&j| out.get(j).is_some_and(Option::is_none)) {
+            chain.push(j);
+            at = parents.get(j).copied().flatten();
         }
-        if !changed {
-            break;
+        let mut above = at.and_then(|p| out.get(p).copied().flatten()).unwrap_or(Mat4::IDENTITY);
+        for &j in chain.iter().rev() {
+            let local = rest.get(j).map_or(Mat4::IDENTITY, Transform::to_mat4);
+            above = local.inverse() * above;
+            out[j] = Some(above);
         }
     }
     out.into_iter().map(|m| m.unwrap_or(Mat4::IDENTITY)).collect()
@@ -233,15 +228,16 @@ fn fill_missing_binds(ibm: Vec<Option<Mat4>>, parents: &[Option<usize>], rest: &
 /// Node names, made unique (`name`, `name_1`, …) as the skeleton requires.
 fn unique_names(tree: &Hierarchy, nodes: &[usize]) -> Vec<String> {
     let mut seen = HashSet::new();
+    let mut next_suffix: HashMap<String, usize> = HashMap::new();
     nodes
         .iter()
         .map(|&n| {
             let base = tree.name(n);
             let mut name = base.clone();
-            let mut k = 1;
             while !seen.insert(name.clone()) {
+                let k = next_suffix.entry(base.clone()).or_insert(1);
                 name = format!("{base}_{k}");
-                k += 1;
+                *k += 1;
             }
             name
         })

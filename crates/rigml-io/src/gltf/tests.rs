@@ -257,7 +257,12 @@ fn non_joint_ancestors_are_baked_into_the_root_and_its_channels() {
         "channels": [{"sampler": 0, "target": {"node": 0, "path": "rotation"}},
                      {"sampler": 1, "target": {"node": 0, "path": "translation"}},
                      {"sampler": 0, "target": {"node": 3, "path": "rotation"}}]}]);
-    let c = read_glb(&b.glb(doc));
+    let outcome = from_bytes_with(&b.glb(doc), &path(), ReadOptions::default()).unwrap();
+    assert_eq!(
+        outcome.warnings,
+        vec!["animations[0].channels[2]: animates nodes[3] (Armature), which is not a joint; that motion is dropped"]
+    );
+    let c = outcome.character;
     let armature_m = Mat4::from_scale_rotation_translation(Vec3::splat(100.0), armature, Vec3::X);
     let world = c.skeleton.rest_world();
     let expect_spine = armature_m * Mat4::from_translation(Vec3::Y);
@@ -552,4 +557,18 @@ fn damaged_files_never_panic() {
         }
         let _ = from_bytes(&bytes, &path());
     }
+}
+
+#[test]
+fn one_accessor_shared_by_many_nodes_cannot_exhaust_memory() {
+    // 40 nodes × 3M zero-filled components from ~2 kB of JSON: refused, not allocated.
+    let nodes: Vec<Value> = (0..40).map(|_| json!({"mesh": 0})).collect();
+    let doc = json!({
+        "asset": {"version": "2.0"},
+        "nodes": nodes,
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "mode": 0}]}],
+        "accessors": [{"componentType": 5126, "count": 1_000_000, "type": "VEC3"}]
+    });
+    let err = error(doc.to_string().as_bytes());
+    assert!(err.contains("decoding would exceed"), "{err}");
 }
