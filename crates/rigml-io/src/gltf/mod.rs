@@ -12,6 +12,14 @@
 //!
 //! **Writing**: one mesh with one primitive per part (vertex order round-trips), a node per
 //! joint, one skin, and one sampler per clip channel; output passes the Khronos validator.
+//! Two things glTF cannot say travel in primitive `extras`, read back by rigml: `rigml_part`
+//! (the part's name) and `rigml_unskinned` (vertices without influences, which are written
+//! with weight 1 on joint 0 because glTF requires weights summing to 1). Clips without
+//! channels are not written (glTF requires at least one channel).
+//!
+//! Repairs: NaN skin weights (Quaternius Bee, Wasp, Crab) are refused by [`read`]; with
+//! [`ReadOptions::repair`] those vertices become unskinned and [`ReadOutcome::warnings`] says
+//! so.
 
 mod accessor;
 mod animation;
