@@ -572,3 +572,20 @@ fn one_accessor_shared_by_many_nodes_cannot_exhaust_memory() {
     let err = error(doc.to_string().as_bytes());
     assert!(err.contains("decoding would exceed"), "{err}");
 }
+
+#[test]
+fn joint_matrices_are_decomposed_and_shear_is_refused() {
+    let mut b = Builder::default();
+    let mut doc = skinned(&mut b, json!({}));
+    let m = Mat4::from_scale_rotation_translation(Vec3::splat(2.0), Quat::from_rotation_y(0.3), Vec3::X);
+    doc["nodes"][1]["matrix"] = json!(m.to_cols_array());
+    doc["nodes"][1].as_object_mut().unwrap().remove("translation");
+    let c = read_glb(&b.glb(doc.clone()));
+    assert!(c.skeleton.rest_local[1].to_mat4().abs_diff_eq(m, 1e-5));
+
+    let mut sheared = Mat4::IDENTITY.to_cols_array();
+    sheared[4] = 0.5; // x depends on y
+    doc["nodes"][1]["matrix"] = json!(sheared);
+    let err = error(&b.glb(doc));
+    assert!(err.contains("nodes[1].matrix: transform has shear"), "{err}");
+}
