@@ -1,0 +1,56 @@
+//! Load time of the largest character file in the manifest (by size on disk) through
+//! [`rigml_io::load`]: read, parse, build the character, validate.
+//!
+//! Run with `cargo bench -p rigml-io --bench load -- --quick`.
+
+#[path = "../tests/shared_data/mod.rs"]
+mod shared_data;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The largest character file that `rigml_io::load` reads, with its size in bytes. Files whose
+/// format has no reader yet are skipped (their error is printed), so the bench measures the
+/// biggest file that actually loads.
+fn largest_loadable() -> (PathBuf, u64) {
+    let mut files: Vec<(PathBuf, u64)> = shared_data::characters()
+        .into_iter()
+        .map(|r| PathBuf::from(r.get("path")))
+        .filter_map(|p| std::fs::metadata(&p).ok().map(|m| (p, m.len())))
+        .collect();
+    files.sort_by(|a, b| b.1.cmp(&a.1));
+    for (path, size) in files {
+        match rigml_io::load(&path) {
+            Ok(_) => return (path, size),
+            Err(e) => eprintln!("skipping (does not load): {e}"),
+        }
+    }
+    panic!("no character in the manifest loads");
+}
+
+fn bench_load(c: &mut Criterion) {
+    let (path, size) = largest_loadable();
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let character = rigml_io::load(&path).expect("loaded once already");
+    println!(
+        "largest loadable character: {} ({size} bytes, {} vertices, {} joints, {} clips)",
+        path.display(),
+        character.mesh.positions.len(),
+        character.skeleton.joint_count(),
+        character.clips.len()
+    );
+    let mut group = c.benchmark_group("load");
+    group
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(10)
+        .throughput(Throughput::Bytes(size));
+    group.bench_function(name, |b| b.iter(|| rigml_io::load(&path).expect("loads")));
+    group.finish();
+}
+
+criterion_group!(benches, bench_load);
+criterion_main!(benches);
