@@ -3,8 +3,8 @@
 //!
 //! Run with `cargo bench -p rigml-io --bench load -- --quick`.
 
-#[path = "../tests/shared_data/mod.rs"]
-mod shared_data;
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::path::PathBuf;
@@ -14,12 +14,13 @@ use std::time::Duration;
 /// format has no reader yet are skipped (their error is printed), so the bench measures the
 /// biggest file that actually loads.
 fn largest_loadable() -> (PathBuf, u64) {
-    let mut files: Vec<(PathBuf, u64)> = shared_data::characters()
+    let mut files: Vec<(PathBuf, u64)> = common::manifest()
         .into_iter()
-        .map(|r| PathBuf::from(r.get("path")))
+        .filter(|r| r.get("kind") == "character")
+        .map(|r| r.path())
         .filter_map(|p| std::fs::metadata(&p).ok().map(|m| (p, m.len())))
         .collect();
-    files.sort_by(|a, b| b.1.cmp(&a.1));
+    files.sort_by_key(|f| std::cmp::Reverse(f.1));
     for (path, size) in files {
         match rigml_io::load(&path) {
             Ok(_) => return (path, size),
