@@ -24,7 +24,8 @@
 //! **Tolerance.** An error is measured relative to the frame's size `S` = the longest side of the
 //! oracle's posed bounding box, or the largest distance of a posed vertex from the origin if that
 //! is larger (f32 rounding grows with the coordinates' magnitude, and characters with root motion
-//! walk far from the origin). Our pipeline is f32 throughout: f32 keeps 24 bits (6e-8 relative),
+//! walk far from the origin), and never less than the same size of the bind mesh (a clip may
+//! scale the character down to a point). Our pipeline is f32 throughout: f32 keeps 24 bits (6e-8 relative),
 //! and a vertex goes through ~10–40 matrix products down the hierarchy plus a 4-term blend, so
 //! honest rounding stays within a few 1e-6·S. Real mistakes (a missed ancestor transform, a
 //! wrong joint, a slerp the long way round, a wrong tangent scale) move vertices by 1e-3·S or
@@ -227,6 +228,12 @@ fn check_character(path: &Path) -> Result<Outcome, String> {
         out.single = Some(Worst::default());
     }
     let mut unskinned_in_file = 0;
+    // Floor for the frame size: clips may shrink a character to a point (KayKit "Spawn_Ground").
+    let bind_size = frame_size(
+        pairs
+            .iter()
+            .flat_map(|(r, _)| c.mesh.positions[r.clone()].iter().map(|p| p.as_dvec3())),
+    );
     for (a, t) in jobs {
         let anim = a.map(|a| &doc.animations[a]);
         let (pose, label) = match a {
@@ -260,7 +267,7 @@ fn check_character(path: &Path) -> Result<Outcome, String> {
                 }
             }
         }
-        let size = frame_size(frame.iter().map(|e| e.1));
+        let size = frame_size(frame.iter().map(|e| e.1)).max(bind_size);
         for (v, o, s) in &frame {
             let at = || format!("{label} t={t:.4} vertex {v} (S={size:.4})");
             let x = ours[*v].as_dvec3();
