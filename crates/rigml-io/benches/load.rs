@@ -1,7 +1,11 @@
 //! Load time of the largest character file in the manifest (by size on disk) through
 //! [`rigml_io::load`]: read, parse, build the character, validate.
 //!
-//! Run with `cargo bench -p rigml-io --bench load -- --quick`.
+//! A second bench in the same group times the `gltf` crate parsing the same file's JSON
+//! document, as a floor to compare with.
+//!
+//! Run with `cargo bench -p rigml-io --bench load -- --quick` (set `RIGML_DATA` when the
+//! checkout does not sit beside `shared/`).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -49,7 +53,12 @@ fn bench_load(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(3))
         .sample_size(10)
         .throughput(Throughput::Bytes(size));
-    group.bench_function(name, |b| b.iter(|| rigml_io::load(&path).expect("loads")));
+    group.bench_function(&name, |b| b.iter(|| rigml_io::load(&path).expect("loads")));
+    // Reference in the same run: the `gltf` crate reading the file and parsing its JSON
+    // document (no accessor decoding, no character built), a floor for any glTF reader.
+    group.bench_function(format!("{name} (gltf crate: document only)"), |b| {
+        b.iter(|| gltf::Gltf::from_slice(&std::fs::read(&path).expect("readable")).expect("parses"))
+    });
     group.finish();
 }
 
