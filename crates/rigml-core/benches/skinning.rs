@@ -17,7 +17,8 @@
 //! rate as a fraction of that bound. The 100k case can beat the DRAM bound because it runs out
 //! of cache; the 1M case is the honest comparison.
 //!
-//! Run with `cargo bench -p rigml-core --bench skinning -- --quick`.
+//! Run with `cargo bench -p rigml-core --bench skinning -- --quick`, on an otherwise idle
+//! machine: other processes take both cores and memory bandwidth, and the ratios mean nothing.
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use glam::{Quat, Vec3};
