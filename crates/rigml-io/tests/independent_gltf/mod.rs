@@ -23,7 +23,6 @@ pub enum Path3 {
     Scale,
 }
 
-#[derive(Clone)]
 /// One raw animation channel: key times and values (xyz or xyzw; 3 per key for cubic splines).
 pub struct Channel {
     pub node: usize,
@@ -33,7 +32,6 @@ pub struct Channel {
     pub values: Vec<DVec4>,
 }
 
-#[derive(Clone)]
 pub struct Animation {
     pub name: Option<String>,
     pub channels: Vec<Channel>,
@@ -72,7 +70,6 @@ enum Rest {
 pub type Influences = Option<Vec<(usize, f64)>>;
 
 /// One drawn primitive of one mesh node.
-#[derive(Clone)]
 pub struct Primitive {
     pub node: usize,
     pub mesh: usize,
@@ -85,7 +82,6 @@ pub struct Primitive {
 }
 
 /// A parsed glTF file, ready to be posed at any time of any animation.
-#[derive(Clone)]
 pub struct Document {
     rest: Vec<Rest>,
     parent: Vec<Option<usize>>,
@@ -421,26 +417,5 @@ impl Document {
                 .map(|x| rest_globals[p.node].transform_point3(*x))
                 .collect(),
         }
-    }
-
-    /// When skins share a joint but give it different inverse bind matrices (beyond f32
-    /// noise), the same file with every joint bound as the first skin listing it binds it: what
-    /// a model with one bind matrix per joint can represent. `None` when the skins agree.
-    pub fn with_first_skin_binds(&self) -> Option<Document> {
-        let mut first: std::collections::HashMap<usize, DMat4> = Default::default();
-        let mut differ = false;
-        let mut skins = self.skins.clone();
-        for (joints, ibm) in &mut skins {
-            for (node, m) in joints.iter().zip(ibm.iter_mut()) {
-                let f = *first.entry(*node).or_insert(*m);
-                let scale = f.to_cols_array().iter().fold(0.0f64, |a, x| a.max(x.abs()));
-                let diff = (f - *m).to_cols_array().iter().fold(0.0f64, |a, x| a.max(x.abs()));
-                if diff > 1e-6 * scale {
-                    differ = true;
-                }
-                *m = f;
-            }
-        }
-        differ.then(|| Document { skins, ..self.clone() })
     }
 }
