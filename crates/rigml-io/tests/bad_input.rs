@@ -369,3 +369,40 @@ fn deeply_nested_input_does_not_overflow_the_stack() {
     }
     assert!(failures.is_empty(), "deep cases failed:\n{}", failures.join("\n"));
 }
+
+// ---- seeds for the fuzz targets ----
+
+/// Writes every hand-made case into `$RIGML_FUZZ_SEEDS/<target>/` for `fuzz/seed_corpus.sh`
+/// (targets `gltf`, `bvh`, `obj`); does nothing when that variable is unset.
+#[test]
+fn export_fuzz_seeds() {
+    let Some(root) = std::env::var_os("RIGML_FUZZ_SEEDS").map(PathBuf::from) else {
+        return;
+    };
+    let mut cases = vec![
+        Case::new("intact rig", "rig.glb", glb::Rig::default().glb(), Expect::Ok),
+        Case::new("intact obj", "mesh.obj", cases_text::OBJ, Expect::Ok),
+        Case::new("intact bvh", "walk.bvh", cases_text::BVH, Expect::Ok),
+    ];
+    cases.extend(cases_gltf::data_cases());
+    cases.extend(cases_gltf::document_cases());
+    cases.extend(cases_gltf::container_cases());
+    cases.extend(cases_text::obj_cases());
+    cases.extend(cases_text::bvh_cases());
+    for case in cases {
+        let target = match case.file_name.rsplit('.').next() {
+            Some("glb") => "gltf",
+            Some("obj") => "obj",
+            Some("bvh") => "bvh",
+            _ => continue,
+        };
+        let name: String = case
+            .label
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let dir = root.join(target);
+        std::fs::create_dir_all(&dir).expect("seed folder");
+        std::fs::write(dir.join(name), &case.bytes).expect("write seed");
+    }
+}
