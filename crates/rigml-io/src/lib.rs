@@ -82,7 +82,8 @@ pub fn load(path: &Path) -> Result<Character, IoError> {
     Ok(character)
 }
 
-/// Write a character in the format its path names (glTF/GLB or BVH), atomically.
+/// Write a character in the format its path names (glTF/GLB, BVH, OBJ, or RigNet `.txt` with
+/// its `.obj` mesh beside it), atomically.
 pub fn save(character: &Character, path: &Path, options: SaveOptions) -> Result<(), IoError> {
     character.validate().map_err(|e| IoError::invalid(path, e))?;
     match Format::from_path(path)? {
@@ -90,9 +91,10 @@ pub fn save(character: &Character, path: &Path, options: SaveOptions) -> Result<
         Format::Gltf => gltf::write_gltf(character, path, options.force),
         Format::Bvh => atomic::write(path, bvh::to_bvh(character, path)?.as_bytes(), options.force),
         Format::Obj => atomic::write(path, obj::to_obj(character).as_bytes(), options.force),
+        Format::RigNet => rignet::write(character, path, options.force),
         other => Err(IoError::unsupported(
             path,
-            &format!("writing {other:?} is not supported (write .glb, .gltf, .bvh or .obj)"),
+            &format!("writing {other:?} is not supported (write .glb, .gltf, .bvh, .obj or RigNet .txt)"),
         )),
     }
 }

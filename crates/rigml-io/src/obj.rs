@@ -116,9 +116,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<ObjFile, IoError> {
             "f" => {
                 corners.clear();
                 for word in words {
-                    corners.push(
-                        read_corner(word, positions.len(), texcoords.len(), normals_in.len()).map_err(err)?,
-                    );
+                    corners.push(read_corner(word, positions.len(), texcoords.len(), normals_in.len()).map_err(err)?);
                 }
                 if corners.len() < 3 {
                     return Err(err(format!("face has {} vertices, at least 3 needed", corners.len())));
@@ -202,9 +200,7 @@ fn read_vec3<'a>(words: &mut impl Iterator<Item = &'a str>) -> Result<Vec3, Stri
 
 /// Resolve a 1-based (or negative, relative) OBJ index against `count` items defined so far.
 fn resolve(word: &str, count: usize, what: &str) -> Result<u32, String> {
-    let i: i64 = word
-        .parse()
-        .map_err(|_| format!("'{word}' is not a {what} index"))?;
+    let i: i64 = word.parse().map_err(|_| format!("'{word}' is not a {what} index"))?;
     let resolved = if i > 0 {
         i - 1
     } else if i < 0 {
@@ -408,7 +404,10 @@ mod tests {
             let e = parse(text.as_bytes(), p()).unwrap_err().to_string();
             assert!(e.starts_with("test.obj: ") && e.contains(expected), "{e}");
         }
-        assert!(parse(&[b'v', b' ', 0xff], p()).unwrap_err().to_string().contains("UTF-8"));
+        assert!(parse(&[b'v', b' ', 0xff], p())
+            .unwrap_err()
+            .to_string()
+            .contains("UTF-8"));
     }
 
     #[test]
