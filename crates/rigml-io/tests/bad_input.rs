@@ -161,7 +161,8 @@ fn empty_and_garbage_files_in_every_format() {
         // An OBJ or RigNet file of noise has no line that means anything: it may read as empty.
         let lenient = matches!(ext, "obj" | "txt");
         let expect = if lenient { Expect::Either } else { Expect::Error(&[]) };
-        let name = format!("noise.{ext}");
+        // A stem per extension, so no case finds another's file beside it (RigNet looks for .obj).
+        let name = format!("noise_{ext}.{ext}");
         cases.push(Case::new(format!("0 bytes .{ext}"), &name, Vec::new(), expect));
         cases.push(Case::new(format!("1 KiB of noise .{ext}"), &name, noise.clone(), expect));
     }

@@ -2,7 +2,7 @@
 
 use super::glb::{edited, pack, Rig, INDICES, INVERSE_BIND, JOINTS, KEY_VALUES, POSITION};
 use super::harness::{Case, Expect, Source};
-use super::words::{NON_FINITE, OUT_OF_BOUNDS, OUT_OF_RANGE};
+use super::words::{CYCLE, NON_FINITE, OUT_OF_BOUNDS, OUT_OF_RANGE};
 use serde_json::json;
 
 const FILE: &str = "rig.glb";
@@ -78,12 +78,12 @@ pub fn document_cases() -> Vec<Case> {
         case(
             "node cycle hip <-> spine",
             edited(&r, |j, _| j["nodes"][1]["children"] = json!([0])),
-            Expect::Error(&["cycle"]),
+            Expect::Error(CYCLE),
         ),
         case(
             "node is its own child",
             edited(&r, |j, _| j["nodes"][0]["children"] = json!([0, 1])),
-            Expect::Error(&["cycle"]),
+            Expect::Error(CYCLE),
         ),
         case(
             "cycle among non-joint nodes under the mesh node",
@@ -94,7 +94,18 @@ pub fn document_cases() -> Vec<Case> {
                     nodes.push(json!({ "name": "b", "children": [3] }));
                 });
             }),
-            Expect::Error(&["cycle"]),
+            // Node a is a child of both the mesh node and b: either fault may be named first.
+            Expect::Error(&["cycle", "already a child", "parent"]),
+        ),
+        case(
+            "cycle among nodes outside every scene",
+            edited(&r, |j, _| {
+                j["nodes"].as_array_mut().into_iter().for_each(|nodes| {
+                    nodes.push(json!({ "name": "a", "children": [4] }));
+                    nodes.push(json!({ "name": "b", "children": [3] }));
+                });
+            }),
+            Expect::Error(CYCLE),
         ),
         case(
             "node with two parents",
