@@ -77,7 +77,10 @@ fn hand_made_files_load_when_intact() {
     if let Some(c) = report.run(dir.path(), &case) {
         let ok = c.skeleton.index_of("Hips").is_some() && c.skeleton.index_of("Spine").is_some() && c.clips.len() == 1;
         if !ok {
-            report.fail(&case, &format!("expected joints Hips, Spine and one clip: {:?}", c.skeleton.names));
+            report.fail(
+                &case,
+                &format!("expected joints Hips, Spine and one clip: {:?}", c.skeleton.names),
+            );
         }
     }
 
@@ -85,7 +88,9 @@ fn hand_made_files_load_when_intact() {
     if let Some(c) = report.run(dir.path(), &case) {
         let ok = c.mesh.vertex_count() == 4
             && c.skeleton.names == ["hip", "spine", "head"]
-            && c.skin.as_ref().is_some_and(|s| s.vertex_count() == 4 && s.influences(2).len() == 2);
+            && c.skin
+                .as_ref()
+                .is_some_and(|s| s.vertex_count() == 4 && s.influences(2).len() == 2);
         if !ok {
             report.fail(&case, &format!("expected 4 vertices, hip/spine/head and a skin: {c:?}"));
         }
@@ -127,7 +132,13 @@ fn expect_zero_length(report: &mut Report, case: &Case, c: &rigml_core::Characte
         _ => false,
     });
     if !listed {
-        report.fail(case, &format!("problems() does not list {joint} as a zero-length bone: {:?}", c.problems()));
+        report.fail(
+            case,
+            &format!(
+                "problems() does not list {joint} as a zero-length bone: {:?}",
+                c.problems()
+            ),
+        );
     }
 }
 
@@ -164,7 +175,12 @@ fn empty_and_garbage_files_in_every_format() {
         // A stem per extension, so no case finds another's file beside it (RigNet looks for .obj).
         let name = format!("noise_{ext}.{ext}");
         cases.push(Case::new(format!("0 bytes .{ext}"), &name, Vec::new(), expect));
-        cases.push(Case::new(format!("1 KiB of noise .{ext}"), &name, noise.clone(), expect));
+        cases.push(Case::new(
+            format!("1 KiB of noise .{ext}"),
+            &name,
+            noise.clone(),
+            expect,
+        ));
     }
     run_all("empty_and_garbage_files_in_every_format", cases);
 }
@@ -189,11 +205,17 @@ fn real_files(data: &Path) -> Vec<PathBuf> {
     let rows = manifest::rows(data);
     let glb = |r: &Row| r.get("kind") == "character" && r.get("format") == "glb";
     let mut files: Vec<PathBuf> = smallest(data, &rows, glb).into_iter().take(2).collect();
-    let animated = smallest(data, &rows, |r| glb(r) && r.get("clips").parse::<u32>().is_ok_and(|n| n > 0));
+    let animated = smallest(data, &rows, |r| {
+        glb(r) && r.get("clips").parse::<u32>().is_ok_and(|n| n > 0)
+    });
     files.extend(animated.into_iter().find(|p| !files.contains(p)));
     files.extend(smallest(data, &rows, |r| r.get("format") == "fbx").into_iter().take(1));
     files.extend(smallest(data, &rows, |r| r.get("format") == "bvh").into_iter().take(1));
-    assert_eq!(files.len(), 5, "manifest lacks the expected small GLB/FBX/BVH files: {files:?}");
+    assert_eq!(
+        files.len(),
+        5,
+        "manifest lacks the expected small GLB/FBX/BVH files: {files:?}"
+    );
     files
 }
 
@@ -202,7 +224,9 @@ fn read(path: &Path) -> Vec<u8> {
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -220,7 +244,11 @@ fn truncated_real_files() {
         report.run(dir.path(), &Case::new("intact", &name, bytes.clone(), Expect::Ok));
         for cut in mutate::cut_points(&bytes) {
             // GLB declares its length: any cut is detectable. Text may end cleanly mid-file.
-            let expect = if cut == 0 || is_glb { Expect::Error(&[]) } else { Expect::Either };
+            let expect = if cut == 0 || is_glb {
+                Expect::Error(&[])
+            } else {
+                Expect::Either
+            };
             let case = Case::new(format!("cut at {cut} of {}", bytes.len()), &name, &bytes[..cut], expect);
             report.run(dir.path(), &case);
         }
@@ -238,8 +266,14 @@ fn bit_flipped_real_files() {
     for (i, path) in real_files(&data).into_iter().enumerate() {
         let bytes = read(&path);
         let name = file_name(&path);
-        for (k, variant) in mutate::bit_flips(&bytes, 1000 + i as u64, FLIPS_PER_FILE).into_iter().enumerate() {
-            report.run(dir.path(), &Case::new(format!("flip variant {k}"), &name, variant, Expect::Either));
+        for (k, variant) in mutate::bit_flips(&bytes, 1000 + i as u64, FLIPS_PER_FILE)
+            .into_iter()
+            .enumerate()
+        {
+            report.run(
+                dir.path(),
+                &Case::new(format!("flip variant {k}"), &name, variant, Expect::Either),
+            );
         }
     }
     report.finish("bit_flipped_real_files");
@@ -269,12 +303,32 @@ fn truncated_makehuman_files() {
         b[..b.len() / 2].to_vec()
     };
     let with = |label: &str, rig: Vec<u8>, mesh: Source, weights: Source, expect| {
-        Case::new(label, &rig_name, rig, expect).beside(&mesh_name, mesh).beside(&weights_name, weights)
+        Case::new(label, &rig_name, rig, expect)
+            .beside(&mesh_name, mesh)
+            .beside(&weights_name, weights)
     };
     let cases = [
-        with("intact", rig_bytes.clone(), Source::File(mesh.clone()), Source::File(weights.clone()), Expect::Ok),
-        with("rig 0 bytes", Vec::new(), Source::File(mesh.clone()), Source::File(weights.clone()), Expect::Error(&[])),
-        with("rig cut in half", half(&rig), Source::File(mesh.clone()), Source::File(weights.clone()), Expect::Error(&[])),
+        with(
+            "intact",
+            rig_bytes.clone(),
+            Source::File(mesh.clone()),
+            Source::File(weights.clone()),
+            Expect::Ok,
+        ),
+        with(
+            "rig 0 bytes",
+            Vec::new(),
+            Source::File(mesh.clone()),
+            Source::File(weights.clone()),
+            Expect::Error(&[]),
+        ),
+        with(
+            "rig cut in half",
+            half(&rig),
+            Source::File(mesh.clone()),
+            Source::File(weights.clone()),
+            Expect::Error(&[]),
+        ),
         with(
             "weights cut in half",
             rig_bytes.clone(),
@@ -282,7 +336,13 @@ fn truncated_makehuman_files() {
             Source::Bytes(half(&weights)),
             Expect::Error(&[]),
         ),
-        with("mesh cut in half", rig_bytes, Source::Bytes(half(&mesh)), Source::File(weights), Expect::Error(&[])),
+        with(
+            "mesh cut in half",
+            rig_bytes,
+            Source::Bytes(half(&mesh)),
+            Source::File(weights),
+            Expect::Error(&[]),
+        ),
     ];
     let dir = temp_dir();
     let mut report = Report::default();
@@ -364,7 +424,14 @@ fn deeply_nested_input_does_not_overflow_the_stack() {
             .expect("run the test binary as a child");
         if !out.status.success() {
             let stderr = String::from_utf8_lossy(&out.stderr);
-            let tail: String = stderr.chars().rev().take(1500).collect::<Vec<_>>().into_iter().rev().collect();
+            let tail: String = stderr
+                .chars()
+                .rev()
+                .take(1500)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
             failures.push(format!("[{name}] child exited with {}: …{tail}", out.status));
         }
     }

@@ -57,7 +57,9 @@ impl MeshBuild {
         let primitives = json::array(mesh, "primitives", &here)?;
         if primitives.is_empty() {
             // glTF 2.0 §5.23: `primitives` has at least one item; an empty list is a broken file.
-            return Err(fail(format!("{here}.primitives: empty (a mesh needs at least one primitive)")));
+            return Err(fail(format!(
+                "{here}.primitives: empty (a mesh needs at least one primitive)"
+            )));
         }
         for (p, prim) in primitives.iter().enumerate() {
             let ppath = format!("{here}.primitives[{p}]");

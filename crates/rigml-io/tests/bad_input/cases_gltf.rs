@@ -21,8 +21,16 @@ fn rig(change: impl FnOnce(&mut Rig)) -> Rig {
 /// Cases whose damage is in the numbers of the binary chunk.
 pub fn data_cases() -> Vec<Case> {
     vec![
-        case("NaN position", rig(|r| r.positions[1][0] = f32::NAN).glb(), Expect::Error(NON_FINITE)),
-        case("infinite position", rig(|r| r.positions[3][2] = f32::INFINITY).glb(), Expect::Error(NON_FINITE)),
+        case(
+            "NaN position",
+            rig(|r| r.positions[1][0] = f32::NAN).glb(),
+            Expect::Error(NON_FINITE),
+        ),
+        case(
+            "infinite position",
+            rig(|r| r.positions[3][2] = f32::INFINITY).glb(),
+            Expect::Error(NON_FINITE),
+        ),
         case(
             "JOINTS_0 index beyond skin.joints (weighted)",
             rig(|r| r.joints[2] = [0, 5, 0, 0]).glb(),
@@ -59,10 +67,26 @@ pub fn data_cases() -> Vec<Case> {
             rig(|r| r.inverse_bind[1][5] = f32::NAN).glb(),
             Expect::Error(NON_FINITE),
         ),
-        case("NaN weight", rig(|r| r.weights[2][0] = f32::NAN).glb(), Expect::Error(NON_FINITE)),
-        case("negative weight", rig(|r| r.weights[2] = [-0.5, 1.5, 0.0, 0.0]).glb(), Expect::Either),
-        case("all-zero weights", rig(|r| r.weights[1] = [0.0; 4]).glb(), Expect::Either),
-        case("NaN key time", rig(|r| r.key_times[1] = f32::NAN).glb(), Expect::Error(NON_FINITE)),
+        case(
+            "NaN weight",
+            rig(|r| r.weights[2][0] = f32::NAN).glb(),
+            Expect::Error(NON_FINITE),
+        ),
+        case(
+            "negative weight",
+            rig(|r| r.weights[2] = [-0.5, 1.5, 0.0, 0.0]).glb(),
+            Expect::Either,
+        ),
+        case(
+            "all-zero weights",
+            rig(|r| r.weights[1] = [0.0; 4]).glb(),
+            Expect::Either,
+        ),
+        case(
+            "NaN key time",
+            rig(|r| r.key_times[1] = f32::NAN).glb(),
+            Expect::Error(NON_FINITE),
+        ),
         case(
             "decreasing key times",
             rig(|r| r.key_times = vec![1.0, 0.0]).glb(),
@@ -180,7 +204,9 @@ pub fn document_cases() -> Vec<Case> {
         ),
         case(
             "animation channel targets a missing node",
-            edited(&r, |j, _| j["animations"][0]["channels"][0]["target"]["node"] = json!(50)),
+            edited(&r, |j, _| {
+                j["animations"][0]["channels"][0]["target"]["node"] = json!(50)
+            }),
             Expect::Error(&["50", "range", "does not exist"]),
         ),
         case(
@@ -188,7 +214,11 @@ pub fn document_cases() -> Vec<Case> {
             edited(&r, |j, _| j["nodes"][1]["translation"] = json!([0.0, 1e39, 0.0])),
             Expect::Error(NON_FINITE),
         ),
-        case("points instead of triangles", edited(&r, |j, _| j["meshes"][0]["primitives"][0]["mode"] = json!(0)), Expect::Either),
+        case(
+            "points instead of triangles",
+            edited(&r, |j, _| j["meshes"][0]["primitives"][0]["mode"] = json!(0)),
+            Expect::Either,
+        ),
     ]
 }
 
@@ -205,9 +235,17 @@ pub fn container_cases() -> Vec<Case> {
     not_json[20..20 + json_len.min(8)].copy_from_slice(&b"#!?;:-<>"[..json_len.min(8)]);
     vec![
         case("GLB version 1", with(4, 1), Expect::Error(&["version"])),
-        case("GLB length larger than the file", with(8, good.len() as u32 + 100), Expect::Error(&[])),
+        case(
+            "GLB length larger than the file",
+            with(8, good.len() as u32 + 100),
+            Expect::Error(&[]),
+        ),
         case("GLB length smaller than the header", with(8, 4), Expect::Error(&[])),
-        case("JSON chunk length beyond the file", with(12, u32::MAX - 3), Expect::Error(&[])),
+        case(
+            "JSON chunk length beyond the file",
+            with(12, u32::MAX - 3),
+            Expect::Error(&[]),
+        ),
         case("JSON chunk is not JSON", not_json, Expect::Error(&[])),
         case("GLB header only", good[..12].to_vec(), Expect::Error(&[])),
     ]
@@ -231,7 +269,12 @@ pub fn separate_cases() -> Vec<Case> {
             .beside("rig.bin", Source::Bytes(bin.clone())),
         gltf(".gltf whose .bin is missing", &missing, Expect::Error(&["missing.bin"])),
         gltf(".gltf with a broken base64 data URI", &bad_data_uri, Expect::Error(&[])),
-        Case::new(".gltf with a truncated .bin", "rig.gltf", serde_json::to_vec(&json).unwrap_or_default(), Expect::Error(&[]))
-            .beside("rig.bin", Source::Bytes(bin[..bin.len() / 2].to_vec())),
+        Case::new(
+            ".gltf with a truncated .bin",
+            "rig.gltf",
+            serde_json::to_vec(&json).unwrap_or_default(),
+            Expect::Error(&[]),
+        )
+        .beside("rig.bin", Source::Bytes(bin[..bin.len() / 2].to_vec())),
     ]
 }

@@ -75,7 +75,12 @@ impl Default for Rig {
             positions: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [1.0, 2.0, 0.0]],
             indices: vec![0, 1, 2, 2, 1, 3],
             joints: vec![[0, 1, 0, 0]; 4],
-            weights: vec![[1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]],
+            weights: vec![
+                [1.0, 0.0, 0.0, 0.0],
+                [1.0, 0.0, 0.0, 0.0],
+                [0.5, 0.5, 0.0, 0.0],
+                [0.0, 1.0, 0.0, 0.0],
+            ],
             spine_offset,
             inverse_bind: vec![translation_inverse([0.0; 3]), translation_inverse(spine_offset)],
             key_times: vec![0.0, 1.0],
@@ -120,7 +125,13 @@ impl Rig {
         bin.floats(&self.key_times, "SCALAR", 1);
         let half_turn = std::f32::consts::FRAC_1_SQRT_2;
         let rotations: Vec<f32> = (0..self.key_times.len())
-            .flat_map(|k| if k == 0 { [0.0, 0.0, 0.0, 1.0] } else { [0.0, 0.0, half_turn, half_turn] })
+            .flat_map(|k| {
+                if k == 0 {
+                    [0.0, 0.0, 0.0, 1.0]
+                } else {
+                    [0.0, 0.0, half_turn, half_turn]
+                }
+            })
             .collect();
         bin.floats(&rotations, "VEC4", 4);
         let json = json!({

@@ -159,7 +159,10 @@ impl Report {
             Expect::Error(words) if !words.is_empty() => {
                 let lower = message.to_lowercase();
                 if !words.iter().any(|w| lower.contains(&w.to_lowercase())) {
-                    self.fail(case, &format!("error does not name the problem (one of {words:?}): {message}"));
+                    self.fail(
+                        case,
+                        &format!("error does not name the problem (one of {words:?}): {message}"),
+                    );
                 }
             }
             _ => {}
@@ -168,7 +171,8 @@ impl Report {
 
     /// Record a failure found by the test itself (e.g. a wrong count after a successful load).
     pub fn fail(&mut self, case: &Case, problem: &str) {
-        self.failures.push(format!("[{}] {}: {problem}", case.label, case.file_name));
+        self.failures
+            .push(format!("[{}] {}: {problem}", case.label, case.file_name));
     }
 
     /// Panic with every failure if there was any; print a one-line summary otherwise.

@@ -3,10 +3,30 @@
 //! user what is wrong.
 
 pub const NON_FINITE: &[&str] = &["nan", "non-finite", "not finite", "infinite", "finite"];
-pub const OUT_OF_RANGE: &[&str] = &["out of range", "range", "does not exist", "refers to", "exceed", "beyond", "but the"];
+pub const OUT_OF_RANGE: &[&str] = &[
+    "out of range",
+    "range",
+    "does not exist",
+    "refers to",
+    "exceed",
+    "beyond",
+    "but the",
+];
 pub const OUT_OF_BOUNDS: &[&str] = &[
-    "beyond", "exceed", "out of", "bounds", "past", "outside", "short", "too small", "larger", "overflow", "truncated",
-    "end of", "do not fit", "does not fit",
+    "beyond",
+    "exceed",
+    "out of",
+    "bounds",
+    "past",
+    "outside",
+    "short",
+    "too small",
+    "larger",
+    "overflow",
+    "truncated",
+    "end of",
+    "do not fit",
+    "does not fit",
 ];
 pub const CYCLE: &[&str] = &["cycle"];
 pub const EMPTY: &[&str] = &["empty", "no vertices", "no geometry", "nothing"];
