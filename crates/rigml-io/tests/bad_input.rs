@@ -146,9 +146,11 @@ fn expect_zero_length(report: &mut Report, case: &Case, c: &rigml_core::Characte
 fn zero_length_bones_load_and_are_reported() {
     let dir = temp_dir();
     let mut report = Report::default();
-    let mut rig = glb::Rig::default();
-    rig.spine_offset = [0.0; 3];
-    rig.inverse_bind[1] = glb::translation_inverse([0.0; 3]);
+    let rig = glb::Rig {
+        spine_offset: [0.0; 3],
+        inverse_bind: vec![glb::translation_inverse([0.0; 3]); 2],
+        ..Default::default()
+    };
     let case = Case::new("glTF joint on its parent", "rig.glb", rig.glb(), Expect::Ok);
     if let Some(c) = report.run(dir.path(), &case) {
         expect_zero_length(&mut report, &case, &c, "spine");

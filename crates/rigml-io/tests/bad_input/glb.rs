@@ -19,9 +19,7 @@ impl Bin {
     /// Append `data` (4-byte aligned) as a new bufferView with one accessor over it; returns the
     /// accessor index.
     pub fn accessor(&mut self, data: &[u8], component_type: u32, kind: &str, count: usize) -> usize {
-        while self.bytes.len() % 4 != 0 {
-            self.bytes.push(0);
-        }
+        self.bytes.resize(self.bytes.len().next_multiple_of(4), 0);
         self.views.push(json!({
             "buffer": 0,
             "byteOffset": self.bytes.len(),
@@ -174,13 +172,9 @@ impl Rig {
 /// GLB container: 12-byte header, JSON chunk (space-padded), BIN chunk (zero-padded).
 pub fn pack(json: &Value, bin: &[u8]) -> Vec<u8> {
     let mut text = serde_json::to_vec(json).expect("test JSON serialises");
-    while text.len() % 4 != 0 {
-        text.push(b' ');
-    }
+    text.resize(text.len().next_multiple_of(4), b' ');
     let mut bin = bin.to_vec();
-    while bin.len() % 4 != 0 {
-        bin.push(0);
-    }
+    bin.resize(bin.len().next_multiple_of(4), 0);
     let total = 12 + 8 + text.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(b"glTF");
