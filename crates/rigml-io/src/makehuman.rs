@@ -1,10 +1,534 @@
-//! makehuman reader (not yet implemented).
+//! MakeHuman and MPFB rigs on the MakeHuman base mesh.
+//!
+//! Layout: `rig_<name>.json` (or MPFB's `rig.<name>.json`), `weights_<name>.json` (or
+//! `weights.<name>.json`) and `base.obj` in one folder. Two rig schemas are read:
+//!
+//! * MakeHuman `.mhskel` (`{"bones": {name: {head, tail, parent}}, "joints": {name: [v...]}}`):
+//!   a bone's head names a joint, whose position is the mean of the listed base-mesh vertices.
+//! * MPFB rig JSON (`{name: {head: {strategy, ...}, parent}}`, optionally wrapped as
+//!   `{"bones": {...}, "scale_factor": ...}`): the head is placed by `strategy` — `CUBE` (mean of
+//!   the base-mesh vertex group `cube_name`, i.e. the faces under `g cube_name` in `base.obj`),
+//!   `MEAN` (mean of `vertex_indices`) or `VERTEX` (`vertex_index`). `default_position` is not
+//!   used: it is in Blender's Z-up metres for MPFB's default body, not the base mesh's space.
+//!
+//! The skeleton has one joint per bone at the bone's head, in the rig file's bone order
+//! (parents moved before children), identity rotations, bind = rest, all in `base.obj` units
+//! (decimetres, Y up). Weights (`{"weights": {bone: [[vertex, weight], ...]}}`) are not
+//! normalised in the files; the skin merges, caps at [`DEFAULT_MAX_INFLUENCES`] and normalises
+//! each vertex's row, and vertices with no weight are unskinned.
 
+use crate::error::read_file;
+use crate::obj::{self, ObjFile};
 use crate::IoError;
-use rigml_core::Character;
-use std::path::Path;
+use glam::{Mat4, Vec3};
+use rigml_core::{Character, Skeleton, Skin, Transform, DEFAULT_MAX_INFLUENCES};
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
-/// Read a makehuman file.
+/// JSON object entries in file order (serde_json's own map sorts keys).
+struct Ordered<T>(Vec<(String, T)>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Ordered<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry::<String, T>()? {
+                    entries.push(entry);
+                }
+                Ok(Ordered(entries))
+            }
+        }
+        deserializer.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+/// The `bones` object of a wrapped rig, in file order.
+#[derive(serde::Deserialize)]
+struct Wrapped {
+    bones: Ordered<Value>,
+}
+
+/// The files a rig path implies: `(weights, base mesh)`. `rig_<name>.json` pairs with
+/// `weights_<name>.json`, MPFB's `rig.<name>.json` with `weights.<name>.json`; the base mesh is
+/// `base.obj` beside the rig. (For MakeHuman's own `.mhskel` layout see [`read`].)
+pub fn companion_paths(rig_path: &Path) -> Result<(PathBuf, PathBuf), IoError> {
+    let name = rig_path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let weights = if let Some(rest) = name.strip_prefix("rig_") {
+        format!("weights_{rest}")
+    } else if let Some(rest) = name.strip_prefix("rig.") {
+        format!("weights.{rest}")
+    } else {
+        return Err(IoError::unsupported(
+            rig_path,
+            "a MakeHuman rig must be named rig_<name>.json or rig.<name>.json (weights and base.obj beside it), \
+             or be a .mhskel file",
+        ));
+    };
+    Ok((rig_path.with_file_name(weights), rig_path.with_file_name("base.obj")))
+}
+
+/// MakeHuman's own layout: `rigs/<name>.mhskel` names its weights in `"weights_file"` (beside
+/// it); the base mesh is `base.obj` beside it or MakeHuman's `../3dobjs/base.obj`.
+fn mhskel_companions(rig_path: &Path, rig: &[u8]) -> Result<(PathBuf, PathBuf), IoError> {
+    let json: Value =
+        serde_json::from_slice(rig).map_err(|e| IoError::parse(rig_path, format!("not valid JSON: {e}")))?;
+    let weights = json
+        .get("weights_file")
+        .and_then(Value::as_str)
+        .filter(|w| !w.is_empty())
+        .ok_or_else(|| IoError::parse(rig_path, "weights_file: expected the name of the weights file"))?;
+    let beside = rig_path.with_file_name("base.obj");
+    let mesh = if beside.is_file() {
+        beside
+    } else {
+        rig_path.with_file_name("../3dobjs/base.obj")
+    };
+    Ok((rig_path.with_file_name(weights), mesh))
+}
+
+/// Read a MakeHuman/MPFB rig with its weights and base mesh (see [`companion_paths`]).
 pub fn read(path: &Path) -> Result<Character, IoError> {
-    Err(IoError::unsupported(path, "makehuman reading is not implemented yet"))
+    let rig = read_file(path)?;
+    let is_mhskel = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mhskel"));
+    let (weights_path, mesh_path) = if is_mhskel {
+        mhskel_companions(path, &rig)?
+    } else {
+        companion_paths(path)?
+    };
+    let base = obj::parse(&read_file(&mesh_path)?, &mesh_path)?;
+    let weights = read_file(&weights_path)?;
+    from_parts(&rig, path, &weights, &weights_path, base, &mesh_path)
+}
+
+/// Build the character from rig and weights JSON bytes and the parsed base mesh.
+pub fn from_parts(
+    rig: &[u8],
+    rig_path: &Path,
+    weights: &[u8],
+    weights_path: &Path,
+    base: ObjFile,
+    mesh_path: &Path,
+) -> Result<Character, IoError> {
+    let top: Ordered<Value> =
+        serde_json::from_slice(rig).map_err(|e| IoError::parse(rig_path, format!("not a JSON object: {e}")))?;
+    let joints = top.0.iter().find(|(k, _)| k == "joints").map(|(_, v)| v.clone());
+    let wrapped = top.0.iter().any(|(k, v)| k == "bones" && v.is_object());
+    let bones = if wrapped {
+        let w: Wrapped = serde_json::from_slice(rig).map_err(|e| IoError::parse(rig_path, format!("bones: {e}")))?;
+        w.bones.0
+    } else {
+        top.0
+    };
+    let place = Placer {
+        positions: &base.mesh.positions,
+        groups: &base,
+        rig_path,
+        mesh_path,
+    };
+    let mut names = Vec::with_capacity(bones.len());
+    let mut heads = Vec::with_capacity(bones.len());
+    let mut parent_names = Vec::with_capacity(bones.len());
+    for (name, bone) in &bones {
+        let at = format!("bones[\"{name}\"]");
+        let head = match &joints {
+            Some(joints) => place.mhskel_head(bone, joints, &at)?,
+            None => place.mpfb_head(bone, &at)?,
+        };
+        let parent = match bone.get("parent") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(p)) if p.is_empty() => None,
+            Some(Value::String(p)) => Some(p.clone()),
+            Some(other) => {
+                return Err(IoError::parse(
+                    rig_path,
+                    format!("{at}.parent: expected a bone name, found {other}"),
+                ))
+            }
+        };
+        names.push(name.clone());
+        heads.push(head);
+        parent_names.push(parent);
+    }
+    let index: HashMap<String, usize> = names.iter().enumerate().map(|(j, n)| (n.clone(), j)).collect();
+    let mut parents = Vec::with_capacity(names.len());
+    for (name, parent) in names.iter().zip(&parent_names) {
+        parents.push(match parent {
+            None => None,
+            Some(p) => Some(*index.get(p.as_str()).ok_or_else(|| {
+                IoError::parse(
+                    rig_path,
+                    format!("bones[\"{name}\"].parent: bone \"{p}\" does not exist"),
+                )
+            })?),
+        });
+    }
+    let rest_local: Vec<Transform> = heads
+        .iter()
+        .zip(&parents)
+        .map(|(&h, p)| Transform::from_translation(h - p.and_then(|p| heads.get(p)).copied().unwrap_or(Vec3::ZERO)))
+        .collect();
+    let n = names.len();
+    let (mut skeleton, new_index) = Skeleton::from_unordered(names, parents, rest_local, vec![Mat4::IDENTITY; n])
+        .map_err(|e| IoError::invalid(rig_path, e))?;
+    skeleton.bind_to_rest();
+    let skin = read_weights(
+        weights,
+        weights_path,
+        &skeleton,
+        &new_index,
+        &index,
+        base.mesh.vertex_count(),
+    )?;
+    let name = rig_path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = name.trim_start_matches("rig_").trim_start_matches("rig.").to_string();
+    Ok(Character {
+        name: format!("makehuman-{name}"),
+        mesh: base.mesh,
+        skeleton,
+        skin: Some(skin),
+        clips: Vec::new(),
+    })
+}
+
+/// Places joints on the base mesh.
+struct Placer<'a> {
+    positions: &'a [Vec3],
+    groups: &'a ObjFile,
+    rig_path: &'a Path,
+    mesh_path: &'a Path,
+}
+
+impl Placer<'_> {
+    fn err(&self, at: &str, msg: impl std::fmt::Display) -> IoError {
+        IoError::parse(self.rig_path, format!("{at}: {msg}"))
+    }
+
+    /// Mean of the base-mesh vertices named by a JSON array of indices.
+    fn mean_of_array(&self, list: Option<&Value>, at: &str) -> Result<Vec3, IoError> {
+        let list = list
+            .and_then(Value::as_array)
+            .ok_or_else(|| self.err(at, "expected an array of vertex indices"))?;
+        let mut indices = Vec::with_capacity(list.len());
+        for (i, v) in list.iter().enumerate() {
+            let v = v
+                .as_u64()
+                .ok_or_else(|| self.err(&format!("{at}[{i}]"), format!("{v} is not a vertex index")))?;
+            indices.push((i, v));
+        }
+        self.mean(indices.into_iter(), at)
+    }
+
+    fn mean(&self, indices: impl Iterator<Item = (usize, u64)>, at: &str) -> Result<Vec3, IoError> {
+        let mut sum = glam::DVec3::ZERO;
+        let mut count = 0usize;
+        for (i, v) in indices {
+            let p = usize::try_from(v)
+                .ok()
+                .and_then(|v| self.positions.get(v))
+                .ok_or_else(|| {
+                    self.err(
+                        &format!("{at}[{i}]"),
+                        format!(
+                            "vertex {v} does not exist ({} has {} vertices)",
+                            self.mesh_path.display(),
+                            self.positions.len()
+                        ),
+                    )
+                })?;
+            sum += p.as_dvec3();
+            count += 1;
+        }
+        if count == 0 {
+            return Err(self.err(at, "no vertices to place the joint"));
+        }
+        Ok((sum / count as f64).as_vec3())
+    }
+
+    /// `.mhskel`: the head is a joint name in `joints`, a list of vertices.
+    fn mhskel_head(&self, bone: &Value, joints: &Value, at: &str) -> Result<Vec3, IoError> {
+        let head = bone
+            .get("head")
+            .and_then(Value::as_str)
+            .ok_or_else(|| self.err(&format!("{at}.head"), "expected a joint name"))?;
+        let list = joints
+            .get(head)
+            .ok_or_else(|| self.err(&format!("{at}.head"), format!("joint \"{head}\" is not in \"joints\"")))?;
+        self.mean_of_array(Some(list), &format!("joints[\"{head}\"]"))
+    }
+
+    /// MPFB: the head says how it is placed.
+    fn mpfb_head(&self, bone: &Value, at: &str) -> Result<Vec3, IoError> {
+        let at = format!("{at}.head");
+        let head = bone
+            .get("head")
+            .filter(|h| h.is_object())
+            .ok_or_else(|| self.err(&at, "expected an object with a placement strategy"))?;
+        let strategy = head.get("strategy").and_then(Value::as_str).unwrap_or("");
+        match strategy {
+            "CUBE" => {
+                let cube = head
+                    .get("cube_name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| self.err(&format!("{at}.cube_name"), "expected a vertex group name"))?;
+                let members = self.groups.group(cube).ok_or_else(|| {
+                    self.err(
+                        &format!("{at}.cube_name"),
+                        format!("vertex group \"{cube}\" is not in {}", self.mesh_path.display()),
+                    )
+                })?;
+                self.mean(
+                    members.iter().map(|&v| v as u64).enumerate(),
+                    &format!("{at} (group \"{cube}\")"),
+                )
+            }
+            "MEAN" => self.mean_of_array(head.get("vertex_indices"), &format!("{at}.vertex_indices")),
+            "VERTEX" => {
+                let v = head
+                    .get("vertex_index")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| self.err(&format!("{at}.vertex_index"), "expected a vertex index"))?;
+                self.mean(std::iter::once((0, v)), &format!("{at}.vertex_index"))
+            }
+            other => Err(self.err(
+                &format!("{at}.strategy"),
+                format!("unknown strategy \"{other}\" (expected CUBE, MEAN or VERTEX)"),
+            )),
+        }
+    }
+}
+
+/// The skin from `{"weights": {bone: [[vertex, weight], ...]}}`.
+fn read_weights(
+    bytes: &[u8],
+    path: &Path,
+    skeleton: &Skeleton,
+    new_index: &[usize],
+    index: &HashMap<String, usize>,
+    vertex_count: usize,
+) -> Result<Skin, IoError> {
+    let json: Value =
+        serde_json::from_slice(bytes).map_err(|e| IoError::parse(path, format!("not valid JSON: {e}")))?;
+    let weights = json
+        .get("weights")
+        .and_then(Value::as_object)
+        .ok_or_else(|| IoError::parse(path, "weights: expected an object of bone → [[vertex, weight], ...]"))?;
+    let mut rows: Vec<Vec<(u32, f32)>> = vec![Vec::new(); vertex_count];
+    for (bone, list) in weights {
+        let at = format!("weights[\"{bone}\"]");
+        let j = index
+            .get(bone)
+            .and_then(|&j| new_index.get(j))
+            .ok_or_else(|| IoError::parse(path, format!("{at}: bone \"{bone}\" is not in the rig")))?;
+        let list = list
+            .as_array()
+            .ok_or_else(|| IoError::parse(path, format!("{at}: expected an array of [vertex, weight]")))?;
+        for (i, pair) in list.iter().enumerate() {
+            let (v, w) = match pair.as_array().map(Vec::as_slice) {
+                Some([v, w]) => (v.as_u64(), w.as_f64()),
+                _ => (None, None),
+            };
+            let (Some(v), Some(w)) = (v, w) else {
+                return Err(IoError::parse(
+                    path,
+                    format!("{at}[{i}]: expected [vertex, weight], found {pair}"),
+                ));
+            };
+            let row = usize::try_from(v).ok().and_then(|v| rows.get_mut(v)).ok_or_else(|| {
+                IoError::parse(
+                    path,
+                    format!("{at}[{i}]: vertex {v} does not exist (the mesh has {vertex_count} vertices)"),
+                )
+            })?;
+            row.push((*j as u32, w as f32));
+        }
+    }
+    Skin::from_rows(
+        rows.iter().map(Vec::as_slice),
+        skeleton.joint_count(),
+        DEFAULT_MAX_INFLUENCES,
+    )
+    .map_err(|e| IoError::invalid(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A quad strip of 6 vertices with a joint cube group "joint-mid" (vertices 2 and 3).
+    fn base() -> ObjFile {
+        let text = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nv 0 2 0\nv 1 2 0\ng body\nf 1 2 4 3\nf 3 4 6 5\n\
+                    g joint-mid\nf 3 4 3\n";
+        obj::parse(text.as_bytes(), Path::new("base.obj")).unwrap()
+    }
+
+    fn build(rig: &str, weights: &str) -> Result<Character, IoError> {
+        from_parts(
+            rig.as_bytes(),
+            Path::new("rig_t.json"),
+            weights.as_bytes(),
+            Path::new("weights_t.json"),
+            base(),
+            Path::new("base.obj"),
+        )
+    }
+
+    const WEIGHTS: &str = r#"{"weights":{"root":[[0,2],[1,2],[2,1]],"mid":[[2,1],[3,0.5]],"top":[[4,1],[5,3]]}}"#;
+
+    #[test]
+    fn mhskel_joints_are_vertex_means_in_file_order() {
+        let rig = r#"{"bones":{"top":{"head":"top_h","parent":"mid"},"root":{"head":"root_h","parent":null},
+            "mid":{"head":"mid_h","parent":"root"}},
+            "joints":{"top_h":[4,5],"root_h":[0,1],"mid_h":[2,3]}}"#;
+        let c = build(rig, WEIGHTS).unwrap();
+        c.validate().unwrap();
+        assert_eq!(
+            c.skeleton.names,
+            vec!["root", "mid", "top"],
+            "file order, parents first"
+        );
+        let p = c.skeleton.bind_positions();
+        assert!((p[1] - Vec3::new(0.5, 1.0, 0.0)).length() < 1e-6);
+        assert!((p[2] - Vec3::new(0.5, 2.0, 0.0)).length() < 1e-6);
+        let skin = c.skin.unwrap();
+        assert_eq!(skin.influences(2).len(), 2);
+        assert!((skin.influences(2)[0].weight - 0.5).abs() < 1e-6, "normalised");
+        assert_eq!(skin.influences(5)[0].joint, 2);
+        assert_eq!(skin.unskinned_count(), 0);
+    }
+
+    #[test]
+    fn mpfb_strategies_place_heads() {
+        let rig = r#"{"root":{"head":{"strategy":"VERTEX","vertex_index":1,"default_position":[9,9,9]},"parent":""},
+            "mid":{"head":{"strategy":"CUBE","cube_name":"joint-mid"},"parent":"root"},
+            "top":{"head":{"strategy":"MEAN","vertex_indices":[4,5]},"parent":"mid"}}"#;
+        let c = build(rig, WEIGHTS).unwrap();
+        let p = c.skeleton.bind_positions();
+        assert_eq!(p[0], Vec3::X);
+        assert!((p[1] - Vec3::new(0.5, 1.0, 0.0)).length() < 1e-6);
+        assert!((p[2] - Vec3::new(0.5, 2.0, 0.0)).length() < 1e-6);
+        // The same rig wrapped as {"bones": ...} (MPFB sub-rig layout).
+        let wrapped = format!(r#"{{"scale_factor":0.1,"bones":{rig}}}"#);
+        assert_eq!(build(&wrapped, WEIGHTS).unwrap().skeleton, c.skeleton);
+    }
+
+    #[test]
+    fn bad_input_names_file_and_place() {
+        let ok = r#"{"root":{"head":{"strategy":"MEAN","vertex_indices":[0]},"parent":""},
+            "mid":{"head":{"strategy":"MEAN","vertex_indices":[1]},"parent":"root"},
+            "top":{"head":{"strategy":"MEAN","vertex_indices":[2]},"parent":"mid"}}"#;
+        let cases = [
+            (
+                ok.replace("[2]", "[99]"),
+                WEIGHTS.to_string(),
+                "rig_t.json: bones[\"top\"].head.vertex_indices[0]: vertex 99 does not exist",
+            ),
+            (
+                ok.replace("[2]", "[]"),
+                WEIGHTS.to_string(),
+                "bones[\"top\"].head.vertex_indices: no vertices",
+            ),
+            (
+                ok.replace("\"mid\"}}", "\"arm\"}}"),
+                WEIGHTS.to_string(),
+                "bones[\"top\"].parent: bone \"arm\" does not exist",
+            ),
+            (
+                ok.replace("\"parent\":\"\"", "\"parent\":\"top\""),
+                WEIGHTS.to_string(),
+                "hierarchy has a cycle",
+            ),
+            (
+                ok.replace("MEAN\",\"vertex_indices\":[0]", "CUBE\",\"cube_name\":\"joint-x\""),
+                WEIGHTS.to_string(),
+                "vertex group \"joint-x\" is not in base.obj",
+            ),
+            (
+                ok.replace("MEAN\",\"vertex_indices\":[0]", "GUESS\""),
+                WEIGHTS.to_string(),
+                "unknown strategy \"GUESS\"",
+            ),
+            (
+                ok.to_string(),
+                WEIGHTS.replace("[5,3]", "[6,3]"),
+                "weights_t.json: weights[\"top\"][1]: vertex 6 does not exist",
+            ),
+            (
+                ok.to_string(),
+                WEIGHTS.replace("\"top\"", "\"tip\""),
+                "weights[\"tip\"]: bone \"tip\" is not in the rig",
+            ),
+            (
+                ok.to_string(),
+                WEIGHTS.replace("[5,3]", "[5,-3]"),
+                "weights_t.json: skin: vertex 5 has a non-finite or negative weight",
+            ),
+            (
+                ok.to_string(),
+                WEIGHTS.replace("[5,3]", "[5]"),
+                "weights[\"top\"][1]: expected [vertex, weight]",
+            ),
+            (
+                "[1,2]".to_string(),
+                WEIGHTS.to_string(),
+                "rig_t.json: not a JSON object",
+            ),
+            (
+                ok[..40].to_string(),
+                WEIGHTS.to_string(),
+                "rig_t.json: not a JSON object",
+            ),
+        ];
+        for (rig, weights, expected) in cases {
+            let e = build(&rig, &weights).unwrap_err().to_string();
+            assert!(e.contains(expected), "got {e}\nwanted {expected}");
+        }
+    }
+
+    #[test]
+    fn companion_paths_follow_the_naming() {
+        let (w, m) = companion_paths(Path::new("d/rig_default.json")).unwrap();
+        assert_eq!(
+            (w, m),
+            (PathBuf::from("d/weights_default.json"), PathBuf::from("d/base.obj"))
+        );
+        let (w, _) = companion_paths(Path::new("rig.game_engine.json")).unwrap();
+        assert_eq!(w, PathBuf::from("weights.game_engine.json"));
+        assert!(companion_paths(Path::new("skeleton.json")).is_err());
+    }
+
+    #[test]
+    fn reads_makehuman_own_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let (rigs, objs) = (dir.path().join("rigs"), dir.path().join("3dobjs"));
+        std::fs::create_dir_all(&rigs).unwrap();
+        std::fs::create_dir_all(&objs).unwrap();
+        let base = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nv 0 2 0\nv 1 2 0\nf 1 2 4 3\nf 3 4 6 5\n";
+        std::fs::write(objs.join("base.obj"), base).unwrap();
+        let rig = r#"{"weights_file":"tiny_weights.mhw","bones":{"root":{"head":"r","parent":null},
+            "top":{"head":"t","parent":"root"}},"joints":{"r":[0,1],"t":[4,5]}}"#;
+        std::fs::write(rigs.join("tiny.mhskel"), rig).unwrap();
+        std::fs::write(
+            rigs.join("tiny_weights.mhw"),
+            r#"{"weights":{"root":[[0,1]],"top":[[5,1]]}}"#,
+        )
+        .unwrap();
+        let c = crate::load(&rigs.join("tiny.mhskel")).unwrap();
+        assert_eq!(c.skeleton.names, vec!["root", "top"]);
+        assert_eq!(c.mesh.vertex_count(), 6);
+        assert_eq!(c.skin.unwrap().unskinned_count(), 4);
+    }
 }

@@ -51,6 +51,15 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Character, IoError> {
     })
 }
 
+/// The bytes as UTF-8 text, or an error naming the line of the first bad byte.
+pub(crate) fn utf8<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a str, IoError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        IoError::parse(path, format!("line {line}: not valid UTF-8 text"))
+    })
+}
+
+/// The file name without its extension (character and clip names).
 pub(crate) fn stem(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -74,10 +83,7 @@ struct Segment {
 
 /// Parse OBJ bytes into an [`ObjFile`]. Errors name the file and line.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<ObjFile, IoError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
-        IoError::parse(path, format!("line {line}: not valid UTF-8 text"))
-    })?;
+    let text = utf8(bytes, path)?;
     let mut positions: Vec<Vec3> = Vec::new();
     let mut texcoords: Vec<Vec2> = Vec::new();
     let mut normals_in: Vec<Vec3> = Vec::new();
@@ -419,6 +425,27 @@ mod tests {
         let back = from_bytes(written.as_bytes(), p()).unwrap();
         assert_eq!(back.mesh, c.mesh);
         assert_eq!(back.mesh.uvs.len(), 6);
+    }
+
+    #[test]
+    fn no_prefix_or_corruption_panics() {
+        let text = "o A\nv 0 0 0\nvt 0 0\nvn 0 0 1\nv 1 0 0\nvt 1 0\nv 0 1 0\nf 1/1/1 2/2/1 3/1/1\n\
+                    g B\nv 1 1 1\nf -1 -2 -3 1\n";
+        for end in 0..=text.len() {
+            let _ = parse(&text.as_bytes()[..end], p());
+        }
+        let mut bytes = text.as_bytes().to_vec();
+        let mut seed = 0x51_7cc1_b727_220au64;
+        for _ in 0..5000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let i = (seed % bytes.len() as u64) as usize;
+            bytes[i] = b" /-0123456789\nfvog"[(seed >> 32) as usize % b" /-0123456789\nfvog".len()];
+            if let Ok(c) = from_bytes(&bytes, p()) {
+                let _ = to_obj(&c);
+            }
+        }
     }
 
     #[test]

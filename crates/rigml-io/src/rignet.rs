@@ -32,7 +32,7 @@ pub fn read(path: &Path) -> Result<Character, IoError> {
 pub fn read_with_mesh(rig_path: &Path, mesh_path: &Path) -> Result<Character, IoError> {
     let mesh = obj::parse(&read_file(mesh_path)?, mesh_path)?.mesh;
     let text = read_file(rig_path)?;
-    let text = std::str::from_utf8(&text).map_err(|_| IoError::parse(rig_path, "not valid UTF-8 text"))?;
+    let text = obj::utf8(&text, rig_path)?;
     from_text(text, mesh, rig_path)
 }
 
@@ -213,6 +213,7 @@ fn number(word: &str) -> Result<f32, String> {
 /// written there; any other roots are simply joints without a `hier` line.
 pub fn to_rig_txt(character: &Character, path: &Path) -> Result<String, IoError> {
     let skeleton = &character.skeleton;
+    character.validate().map_err(|e| IoError::invalid(path, e))?;
     if skeleton.is_empty() {
         return Err(IoError::unsupported(
             path,
@@ -239,8 +240,13 @@ pub fn to_rig_txt(character: &Character, path: &Path) -> Result<String, IoError>
         }
         let _ = writeln!(out, "joints {name} {} {} {}", p.x, p.y, p.z);
     }
-    if let Some(r) = skeleton.parents.iter().position(Option::is_none) {
-        let _ = writeln!(out, "root {}", skeleton.names[r]);
+    if let Some(root) = skeleton
+        .parents
+        .iter()
+        .position(Option::is_none)
+        .and_then(|r| skeleton.names.get(r))
+    {
+        let _ = writeln!(out, "root {root}");
     }
     for (j, parent) in skeleton.parents.iter().enumerate() {
         if let (Some(p), Some(child)) = (parent, skeleton.names.get(j)) {
@@ -341,6 +347,11 @@ mod tests {
         assert_eq!(back.mesh.triangles, c.mesh.triangles);
         assert!(matches!(write(&c, &path, false), Err(IoError::Exists { .. })));
         write(&c, &path, true).unwrap();
+        // Through the format dispatch: `.txt` saves as RigNet, and loads back.
+        let other = dir.path().join("rig_info").join("y.txt");
+        std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+        crate::save(&c, &other, crate::SaveOptions::default()).unwrap();
+        assert_eq!(crate::load(&other).unwrap().skin, c.skin);
     }
 
     #[test]
@@ -441,6 +452,24 @@ mod tests {
         }
         let e = read(Path::new("/nonexistent/dir/y_rig.txt")).unwrap_err().to_string();
         assert!(e.contains("no mesh for this rig") && e.contains("y.obj"), "{e}");
+    }
+
+    #[test]
+    fn no_prefix_or_corruption_panics() {
+        let (rig, mesh) = fixture();
+        for end in 0..=rig.len() {
+            let _ = from_text(&rig[..end], mesh.clone(), Path::new("x_rig.txt"));
+        }
+        let mut bytes = rig.into_bytes();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..2000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let i = (seed % bytes.len() as u64) as usize;
+            bytes[i] = b" 0-9.ejhsk\n"[(seed >> 32) as usize % b" 0-9.ejhsk\n".len()];
+            let _ = from_text(&String::from_utf8_lossy(&bytes), mesh.clone(), Path::new("x_rig.txt"));
+        }
     }
 
     #[test]

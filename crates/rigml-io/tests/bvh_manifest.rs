@@ -43,7 +43,9 @@ fn every_manifest_bvh_matches_its_row() {
     assert_eq!(rows.len(), 17, "motion rows in the manifest");
     for row in rows {
         let path = data_dir().join(&row["path"]);
-        let file = bvh::from_bytes(&std::fs::read(&path).unwrap(), &path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let started = std::time::Instant::now();
+        let file = bvh::parse(&bytes, &path).unwrap();
         file.character.validate().unwrap();
         let id = &row["id"];
         assert_eq!(file.bvh_joint_count().to_string(), row["joints"], "{id}: joints");
@@ -53,13 +55,45 @@ fn every_manifest_bvh_matches_its_row() {
         let end_sites = file.end_site.iter().filter(|e| **e).count();
         let noted = format!("{end_sites} End Sites");
         assert!(row["notes"].contains(&noted), "{id}: {noted} not in notes");
+        // Notes say e.g. "root rot order ZYX, joints rot order ZXY/ZYX".
+        let notes = &row["notes"];
+        let root_order = notes
+            .split("root rot order ")
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap();
+        assert_eq!(file.rotation_order[0], root_order, "{id}: root rotation order");
+        let joint_orders: Vec<&str> = notes
+            .split("joints rot order ")
+            .nth(1)
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .split('/')
+            .collect();
+        let mut seen: Vec<&str> = file.rotation_order[1..]
+            .iter()
+            .filter(|o| !o.is_empty())
+            .map(String::as_str)
+            .collect();
+        let zxy = seen.iter().filter(|o| **o == "ZXY").count();
+        seen.sort_unstable();
+        seen.dedup();
+        let mut noted = joint_orders.clone();
+        noted.sort_unstable();
+        assert_eq!(seen, noted, "{id}: joint rotation orders");
         let clip = &file.character.clips[0];
         assert_eq!(clip.key_count(), file.frame_count, "{id}: keys");
         println!(
-            "{id}: {} joints + {end_sites} end sites, {} frames at {:.3} fps",
+            "{id}: {} joints + {end_sites} end sites, {} frames at {:.3} fps, root order {root_order}, \
+             {zxy} non-root joints ZXY, read in {:.1} ms",
             file.bvh_joint_count(),
             file.frame_count,
-            file.fps()
+            file.fps(),
+            started.elapsed().as_secs_f64() * 1e3
         );
     }
 }
@@ -71,7 +105,7 @@ fn every_manifest_bvh_round_trips_through_the_writer() {
         let id = &row["id"];
         let a = bvh::read(&path).unwrap();
         let text = bvh::to_bvh(&a, &path).unwrap();
-        let b = bvh::from_bytes(text.as_bytes(), &path).unwrap();
+        let b = bvh::parse(text.as_bytes(), &path).unwrap();
         assert_eq!(b.character.skeleton.names, a.skeleton.names, "{id}");
         assert_eq!(b.character.skeleton.parents, a.skeleton.parents, "{id}");
         let b = b.character;

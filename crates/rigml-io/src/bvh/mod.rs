@@ -18,7 +18,7 @@ mod write;
 pub use write::to_bvh;
 
 use crate::error::read_file;
-use crate::obj::stem;
+use crate::obj::{stem, utf8};
 use crate::IoError;
 use glam::{DQuat, DVec3, Vec3};
 use parse::{ChannelKind, RawBvh};
@@ -33,6 +33,8 @@ pub struct BvhFile {
     pub character: Character,
     /// Per joint: true for joints made from `End Site` blocks.
     pub end_site: Vec<bool>,
+    /// Per joint: the axes of its rotation channels in file order (`"ZXY"`), empty if none.
+    pub rotation_order: Vec<String>,
     /// Number of frames (`Frames:`).
     pub frame_count: usize,
     /// Seconds per frame (`Frame Time:`).
@@ -57,15 +59,18 @@ impl BvhFile {
 
 /// Read a BVH file into a character (skeleton + one clip).
 pub fn read(path: &Path) -> Result<Character, IoError> {
-    from_bytes(&read_file(path)?, path).map(|f| f.character)
+    from_bytes(&read_file(path)?, path)
 }
 
-/// Parse BVH bytes; `path` names the file in errors and gives the character and clip names.
-pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<BvhFile, IoError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
-        IoError::parse(path, format!("line {line}: not valid UTF-8 text"))
-    })?;
+/// Parse BVH bytes into a character; `path` names the file in errors and gives the character
+/// and clip names.
+pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Character, IoError> {
+    parse(bytes, path).map(|f| f.character)
+}
+
+/// Parse BVH bytes, keeping the file facts a character does not hold (End Sites, frame time).
+pub fn parse(bytes: &[u8], path: &Path) -> Result<BvhFile, IoError> {
+    let text = utf8(bytes, path)?;
     let raw = parse::parse(text, path)?;
     Ok(build(raw, &stem(path)))
 }
@@ -172,6 +177,19 @@ fn build(raw: RawBvh, name: &str) -> BvhFile {
     }
     BvhFile {
         end_site: raw.joints.iter().map(|j| j.end_site).collect(),
+        rotation_order: raw
+            .joints
+            .iter()
+            .map(|j| {
+                j.channels
+                    .iter()
+                    .filter_map(|c| match c {
+                        ChannelKind::Rotation(a) => ["X", "Y", "Z"].get(*a).copied(),
+                        ChannelKind::Position(_) => None,
+                    })
+                    .collect()
+            })
+            .collect(),
         character: Character {
             name: name.to_string(),
             skeleton,

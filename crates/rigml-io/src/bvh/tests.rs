@@ -38,7 +38,7 @@ fn world_positions(c: &Character, t: f32) -> Vec<Vec3> {
 
 #[test]
 fn reads_hierarchy_end_sites_and_motion() {
-    let f = from_bytes(TWO_BONES.as_bytes(), p()).unwrap();
+    let f = parse(TWO_BONES.as_bytes(), p()).unwrap();
     let c = &f.character;
     c.validate().unwrap();
     assert_eq!(c.skeleton.names, vec!["Hips", "Spine", "Spine_end"]);
@@ -62,7 +62,7 @@ fn reads_hierarchy_end_sites_and_motion() {
 fn rotations_compose_in_channel_order() {
     // Zrotation 90 then Xrotation 90: R = Rz * Rx, so local +Y maps to Rz(Rx(Y)) = Rz(Z) = Z.
     let text = TWO_BONES.replace("1 2 3 90 0 0 0 0 90", "0 0 0 90 90 0 0 0 0");
-    let f = from_bytes(text.as_bytes(), p()).unwrap();
+    let f = parse(text.as_bytes(), p()).unwrap();
     let w = world_positions(&f.character, 0.5);
     assert!((w[1] - Vec3::new(0.0, 0.0, 2.0)).length() < 1e-5, "{w:?}");
 }
@@ -73,7 +73,7 @@ fn crlf_tabs_and_duplicate_names() {
         .replace("JOINT Spine", "JOINT Hips")
         .replace('\n', "\r\n")
         .replace("  ", "\t");
-    let f = from_bytes(text.as_bytes(), p()).unwrap();
+    let f = parse(text.as_bytes(), p()).unwrap();
     assert_eq!(f.character.skeleton.names, vec!["Hips", "Hips_2", "Hips_2_end"]);
 }
 
@@ -130,7 +130,7 @@ fn bad_input_names_file_and_line() {
         (" \r\n\n".into(), "empty file"),
     ];
     for (text, expected) in cases {
-        let e = from_bytes(text.as_bytes(), p()).unwrap_err().to_string();
+        let e = parse(text.as_bytes(), p()).unwrap_err().to_string();
         assert!(
             e.starts_with("walk.bvh: ") && e.contains(expected),
             "got: {e}\nwanted: {expected}"
@@ -147,15 +147,11 @@ fn deep_nesting_does_not_overflow() {
     }
     text.push_str(&"}\n".repeat(depth + 1));
     text.push_str("MOTION\nFrames: 0\nFrame Time: 0.1\n");
-    let f = from_bytes(text.as_bytes(), p()).unwrap();
+    let f = parse(text.as_bytes(), p()).unwrap();
     assert_eq!(f.character.skeleton.joint_count(), depth + 1);
     let written = to_bvh(&f.character, p()).unwrap();
     assert_eq!(
-        from_bytes(written.as_bytes(), p())
-            .unwrap()
-            .character
-            .skeleton
-            .joint_count(),
+        parse(written.as_bytes(), p()).unwrap().character.skeleton.joint_count(),
         depth + 1
     );
 }
@@ -186,9 +182,9 @@ fn write_read_round_trip_keeps_world_positions() {
             "Zrotation Xrotation Yrotation\n  JOINT",
             "Yrotation Xrotation Zrotation\n  JOINT",
         );
-    let f = from_bytes(text.as_bytes(), p()).unwrap();
+    let f = parse(text.as_bytes(), p()).unwrap();
     let written = to_bvh(&f.character, p()).unwrap();
-    let back = from_bytes(written.as_bytes(), p()).unwrap();
+    let back = parse(written.as_bytes(), p()).unwrap();
     assert_eq!(back.character.skeleton.names, f.character.skeleton.names);
     assert_eq!(back.frame_count, 2);
     for t in [0.0, 0.25, 0.5] {
@@ -201,7 +197,7 @@ fn write_read_round_trip_keeps_world_positions() {
 
 #[test]
 fn writer_rejects_what_bvh_cannot_hold() {
-    let mut c = from_bytes(TWO_BONES.as_bytes(), p()).unwrap().character;
+    let mut c = parse(TWO_BONES.as_bytes(), p()).unwrap().character;
     c.skeleton.rest_local[1].scale = Vec3::splat(2.0);
     let e = to_bvh(&c, p()).unwrap_err().to_string();
     assert!(e.contains("joint 1 (Spine) has scale"), "{e}");
@@ -211,14 +207,33 @@ fn writer_rejects_what_bvh_cannot_hold() {
 
 #[test]
 fn writer_without_clip_writes_rest_frame() {
-    let mut c = from_bytes(TWO_BONES.as_bytes(), p()).unwrap().character;
+    let mut c = parse(TWO_BONES.as_bytes(), p()).unwrap().character;
     c.clips.clear();
     c.skeleton.rest_local[1].rotation = Quat::from_rotation_x(0.5);
-    let back = from_bytes(to_bvh(&c, p()).unwrap().as_bytes(), p()).unwrap();
+    let back = parse(to_bvh(&c, p()).unwrap().as_bytes(), p()).unwrap();
     assert_eq!(back.frame_count, 1);
     let rest: Vec<Vec3> = c.skeleton.rest_world().iter().map(|m| m.w_axis.truncate()).collect();
     let w = world_positions(&back.character, 0.0);
     for (x, y) in rest.iter().zip(&w) {
         assert!((*x - *y).length() < 1e-5);
+    }
+}
+
+#[test]
+fn no_prefix_or_corruption_panics() {
+    for end in 0..=TWO_BONES.len() {
+        let _ = parse(&TWO_BONES.as_bytes()[..end], p());
+    }
+    let mut bytes = TWO_BONES.as_bytes().to_vec();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..5000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let i = (seed % bytes.len() as u64) as usize;
+        bytes[i] = b" {}0-9.e\nXEJ"[(seed >> 32) as usize % b" {}0-9.e\nXEJ".len()];
+        if let Ok(f) = parse(&bytes, p()) {
+            let _ = to_bvh(&f.character, p());
+        }
     }
 }

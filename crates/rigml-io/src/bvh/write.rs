@@ -33,6 +33,7 @@ const MIN_FRAME_TIME: f32 = 1e-5;
 /// needing more than 2,000,000 frames.
 pub fn to_bvh(character: &Character, path: &Path) -> Result<String, IoError> {
     let skeleton = &character.skeleton;
+    skeleton.validate().map_err(|e| IoError::invalid(path, e))?;
     if skeleton.is_empty() {
         return Err(IoError::unsupported(
             path,
@@ -215,11 +216,11 @@ fn frame_plan(clip: Option<&Clip>, path: &Path) -> Result<(f64, f64, usize), IoE
         .flat_map(|c| c.times.windows(2).map(|w| w[1] - w[0]))
         .filter(|&d| d >= MIN_FRAME_TIME)
         .fold(f32::INFINITY, f32::min) as f64;
-    if !(span > 0.0) || !step.is_finite() {
+    if span.is_nan() || span <= 0.0 || !step.is_finite() {
         return Ok((start, 1.0 / DEFAULT_FPS, 1));
     }
     let intervals = (span / step).round();
-    if !(intervals < MAX_FRAMES as f64) {
+    if intervals.is_nan() || intervals >= MAX_FRAMES as f64 {
         return Err(IoError::unsupported(
             path,
             &format!(
