@@ -6,6 +6,7 @@
 
 mod common;
 
+use rigml_core::{Channel, ChannelValues, Character, Clip, Interpolation, Skin};
 use rigml_io::gltf::{self, ReadOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -43,6 +44,11 @@ fn rigml_output_passes_the_khronos_validator() {
             files.push(gltf_out);
         }
     }
+    for (name, variant) in variants(&common::rows_with_format(&["glb"])[0]) {
+        let out = dir.path().join(format!("variant-{name}.glb"));
+        std::fs::write(&out, gltf::to_glb(&variant, &out).unwrap()).unwrap();
+        files.push(out);
+    }
     let output = Command::new("node")
         .arg(ci.join("validate-gltf.mjs"))
         .args(&files)
@@ -66,5 +72,47 @@ fn rigml_output_passes_the_khronos_validator() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(output.status.success(), "validator exit status {}", output.status);
+    for line in stdout.lines().filter(|l| !l.contains("\"warnings\":0,")) {
+        println!("{line}");
+    }
     println!("{checked} files validated with 0 errors");
+}
+
+/// Shapes of character the manifest lacks: up to 6 influences (JOINTS_1) with unskinned
+/// vertices and a cubic-spline clip, a bare skeleton, and a plain mesh.
+fn variants(row: &common::Row) -> Vec<(&'static str, Character)> {
+    let base = gltf::read(&row.path()).unwrap();
+    let joints = base.skeleton.joint_count() as u32;
+    let mut wide = base.clone();
+    let rows: Vec<Vec<(u32, f32)>> = (0..base.mesh.vertex_count() as u32)
+        .map(|v| {
+            let n = if v % 10 == 0 { 0 } else { 1 + v % 6 };
+            (0..n).map(|k| ((v + k) % joints, 1.0 + k as f32)).collect()
+        })
+        .collect();
+    wide.skin = Some(Skin::from_rows(rows.iter().map(|r| r.as_slice()), joints as usize, 16).unwrap());
+    let rest = base.skeleton.rest_local[1];
+    wide.clips = vec![Clip {
+        name: "cubic".into(),
+        channels: vec![Channel {
+            joint: 1,
+            interpolation: Interpolation::CubicSpline,
+            times: vec![0.0, 0.5, 1.0],
+            values: ChannelValues::Rotation(vec![rest.rotation; 9]),
+        }],
+    }];
+    let mut bare = wide.clone();
+    bare.mesh = Default::default();
+    bare.skin = None;
+    let mut plain = base.clone();
+    plain.skeleton = Default::default();
+    plain.skin = None;
+    plain.clips.clear();
+    assert_eq!(
+        gltf::from_bytes(&gltf::to_glb(&wide, &row.path()).unwrap(), &row.path())
+            .unwrap()
+            .skin,
+        wide.skin
+    );
+    vec![("wide", wide), ("bare", bare), ("plain", plain)]
 }

@@ -3,7 +3,7 @@
 
 use super::accessor::Doc;
 use super::json::{self, fail, unsupported, Fail, Obj};
-use super::write::UNSKINNED_KEY;
+use super::write::{PART_NAME_KEY, UNSKINNED_KEY};
 use glam::{Mat3, Mat4, Vec2, Vec3};
 use rigml_core::skin::SkinBuilder;
 use rigml_core::{Mesh, Skin, DEFAULT_MAX_INFLUENCES};
@@ -153,7 +153,11 @@ impl MeshBuild {
                 ));
             }
         }
-        self.mesh.append(&part, name);
+        let saved = prim
+            .get("extras")
+            .and_then(|e| e.get(PART_NAME_KEY))
+            .and_then(|n| n.as_str());
+        self.mesh.append(&part, saved.unwrap_or(name));
         Ok(())
     }
 }
@@ -208,7 +212,7 @@ fn triangles(doc: &Doc, prim: &Obj, here: &str, n: usize) -> Result<Vec<[u32; 3]
     Ok(match mode {
         0..=3 => Vec::new(),
         4 => {
-            if count % 3 != 0 {
+            if !count.is_multiple_of(3) {
                 return Err(fail(format!(
                     "{here}: {count} indices is not a multiple of 3 (mode TRIANGLES)"
                 )));

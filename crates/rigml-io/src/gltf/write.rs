@@ -14,6 +14,8 @@ const U16: u32 = 5123;
 const U32: u32 = 5125;
 /// Primitive `extras` key listing vertices that have no skin weight (see `skin_attributes`).
 pub(super) const UNSKINNED_KEY: &str = "rigml_unskinned";
+/// Primitive `extras` key holding the part's name.
+pub(super) const PART_NAME_KEY: &str = "rigml_part";
 const ARRAY_BUFFER: u32 = 34962;
 const ELEMENT_ARRAY_BUFFER: u32 = 34963;
 /// Normals further than this from unit length are renormalised (the validator's threshold).
@@ -211,8 +213,17 @@ fn primitives(out: &mut Out, mesh: &Mesh, skin: Option<&Skin>, path: &Path) -> R
         }
         let unskinned = skin.map_or_else(Vec::new, |skin| skin_attributes(out, skin, v0..v1, &mut attributes));
         let mut prim = json!({"attributes": attributes});
+        // glTF primitives have no name, and "no influence" has no encoding: rigml keeps both
+        // in `extras` so its own files read back as written.
+        let mut extras = Map::new();
+        if !part.name.is_empty() {
+            extras.insert(PART_NAME_KEY.into(), json!(part.name));
+        }
         if !unskinned.is_empty() {
-            prim["extras"] = json!({ UNSKINNED_KEY: unskinned });
+            extras.insert(UNSKINNED_KEY.into(), json!(unskinned));
+        }
+        if !extras.is_empty() {
+            prim["extras"] = Value::Object(extras);
         }
         let tris = &mesh.triangles[part.triangles.clone()];
         if tris.is_empty() {
@@ -291,7 +302,7 @@ fn indices(out: &mut Out, tris: &[[u32; 3]], v0: usize, count: usize) -> Result<
 }
 
 /// JOINTS_n (u16) and WEIGHTS_n (f32), as many sets of 4 as the part's largest row needs.
-/// The heaviest weight absorbs the rounding so each row sums to 1 as the validator checks.
+/// When a row's rounding would fail the validator's sum check, the heaviest weight absorbs it.
 /// glTF has no way to say "no influence": unskinned vertices get weight 1 on joint 0 (a root)
 /// and are returned, to be listed in the primitive's `extras.rigml_unskinned`.
 fn skin_attributes(
@@ -312,9 +323,13 @@ fn skin_attributes(
             weights[0][4 * i] = 1.0;
             unskinned.push(i);
         }
+        // The validator sums in f32, slot by slot, and allows 2e-7 per weight; keep the
+        // weights exact unless the row misses half of that.
+        let f32_sum = row.iter().fold(0f32, |s, x| s + x.weight);
+        let off = (f32_sum - 1.0).abs() > 1e-7 * row.len() as f32;
         let rest: f64 = row.iter().skip(1).map(|x| f64::from(x.weight)).sum();
         for (k, inf) in row.iter().enumerate() {
-            let w = if k == 0 { (1.0 - rest) as f32 } else { inf.weight };
+            let w = if k == 0 && off { (1.0 - rest) as f32 } else { inf.weight };
             joints[k / 4][4 * i + k % 4] = inf.joint as u16;
             weights[k / 4][4 * i + k % 4] = w;
         }
