@@ -59,7 +59,9 @@ fn number(row: &HashMap<String, String>, column: &str) -> usize {
 #[test]
 fn fbx_counts_match_the_manifest() {
     for row in fbx_rows() {
+        let start = std::time::Instant::now();
         let c = load(&row["path"]);
+        eprintln!("{}: loaded in {:.1} ms", row["id"], start.elapsed().as_secs_f64() * 1e3);
         let skin = c.skin.as_ref().expect("skinned");
         let got = [
             ("vertices", c.mesh.vertex_count()),
@@ -68,7 +70,13 @@ fn fbx_counts_match_the_manifest() {
             ("influences_max", skin.influences_max()),
             ("clips", c.clips.len()),
         ];
-        eprintln!("{}: {got:?}, {} parts", row["id"], c.mesh.parts.len());
+        eprintln!(
+            "{}: {got:?}, {} parts, {} normals, {} uvs",
+            row["id"],
+            c.mesh.parts.len(),
+            c.mesh.normals.len(),
+            c.mesh.uvs.len()
+        );
         for (column, value) in got {
             assert_eq!(value, number(&row, column), "{}: {column}", row["id"]);
         }
@@ -164,22 +172,42 @@ fn fbx_joints_sit_where_the_glb_joints_are() {
 /// Bone_All.fbx of the Dem Bones example: a skinned mesh in centimetres, two root joints, one
 /// 400-frame animation stack.
 fn dem_bones_path() -> PathBuf {
+    dem_bones_file("Bone_All.fbx")
+}
+
+/// A file of the Dem Bones example folder.
+fn dem_bones_file(name: &str) -> PathBuf {
     let rows = manifest();
     let row = rows
         .iter()
         .find(|r| r["id"] == "dem_bones_example")
         .expect("dem_bones_example row");
-    data_dir()
-        .join(&row["path"])
-        .parent()
-        .expect("folder")
-        .join("Bone_All.fbx")
+    data_dir().join(&row["path"]).parent().expect("folder").join(name)
+}
+
+#[test]
+fn fbx_without_skin_keeps_mesh_bones_and_animation() {
+    // Bone_Trans.fbx: the mesh, the six joints and their animation, but no skin deformer.
+    let c = rigml_io::load(&dem_bones_file("Bone_Trans.fbx")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((c.mesh.vertex_count(), c.mesh.triangle_count()), (754, 1504));
+    assert_eq!(c.skeleton.joint_count(), 6);
+    assert!(c.skin.is_none());
+    assert_eq!(c.clips.len(), 1);
+    // Bone_Geom.fbx: only the mesh.
+    let c = rigml_io::load(&dem_bones_file("Bone_Geom.fbx")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.mesh.vertex_count(), 754);
+    assert!(c.skeleton.is_empty() && c.skin.is_none());
 }
 
 #[test]
 fn dem_bones_fbx_loads_with_its_animation() {
     let path = dem_bones_path();
+    let start = std::time::Instant::now();
     let c = rigml_io::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "Bone_All.fbx: loaded (400 frames sampled) in {:.1} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    );
     assert_eq!(c.mesh.vertex_count(), 754);
     assert_eq!(c.mesh.triangle_count(), 1504);
     assert_eq!(c.skeleton.joint_count(), 6);
@@ -283,7 +311,12 @@ fn truncated_fbx_files_give_errors_naming_the_file() {
     for k in 0..16 {
         let len = bytes.len() * k / 16;
         match rigml_io::fbx::from_bytes(&bytes[..len], name) {
-            Err(e) => assert!(e.to_string().starts_with("cut.fbx: "), "{e}"),
+            Err(e) => {
+                if k % 5 == 0 {
+                    eprintln!("{len} bytes: {e}");
+                }
+                assert!(e.to_string().starts_with("cut.fbx: "), "{e}")
+            }
             Ok(c) => panic!(
                 "{len} of {} bytes loaded as {} vertices",
                 bytes.len(),
@@ -324,4 +357,108 @@ fn corrupted_fbx_bytes_never_panic() {
         }
     }
     eprintln!("corrupted copies: {ok} loaded, {failed} refused");
+}
+
+/// Skinned vertices of a GLB: position and weights by joint name (read straight from the file).
+fn glb_skinned_vertices(path: &Path) -> Vec<(Vec3, Vec<(String, f32)>)> {
+    let bytes = std::fs::read(path).expect("read GLB");
+    let gltf = gltf::Gltf::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let blob = gltf.blob.as_deref().expect("GLB has a binary chunk");
+    let mut out = Vec::new();
+    for node in gltf.document.nodes() {
+        let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else {
+            continue;
+        };
+        let joint_names: Vec<String> = skin.joints().map(|j| j.name().unwrap_or("").to_string()).collect();
+        for primitive in mesh.primitives() {
+            let reader = primitive.reader(|_| Some(blob));
+            let positions: Vec<[f32; 3]> = reader.read_positions().expect("POSITION").collect();
+            let joints: Vec<[u16; 4]> = reader.read_joints(0).expect("JOINTS_0").into_u16().collect();
+            let weights: Vec<[f32; 4]> = reader.read_weights(0).expect("WEIGHTS_0").into_f32().collect();
+            for ((p, j), w) in positions.iter().zip(&joints).zip(&weights) {
+                let row = j
+                    .iter()
+                    .zip(w)
+                    .filter(|(_, &w)| w > 0.0)
+                    .map(|(&j, &w)| (joint_names[j as usize].clone(), w))
+                    .collect();
+                out.push((Vec3::from(*p), row));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn fbx_mesh_and_weights_match_the_glb() {
+    let rows = manifest();
+    for row in fbx_rows() {
+        let glb_id = row["id"].trim_end_matches("-fbx");
+        let glb_row = rows.iter().find(|r| r["id"] == glb_id).expect("GLB row");
+        let glb = glb_skinned_vertices(&data_dir().join(&glb_row["path"]));
+        let c = load(&row["path"]);
+        // The GLBs carry JOINTS_0/WEIGHTS_0 only: their exporter kept the 4 largest weights
+        // (Mage.fbx has 5 on some control points), so compare with the FBX skin pruned to 4.
+        let skin = &c.skin.as_ref().expect("skinned").pruned(4).expect("prune");
+        let (mut worst_distance, mut worst_weight, mut differing) = (0.0f32, 0.0f32, 0usize);
+        for (p, glb_row_weights) in &glb {
+            // Nearest FBX control point; among coincident ones (a seam between parts) the one
+            // whose weights agree best.
+            let nearest = c
+                .mesh
+                .positions
+                .iter()
+                .map(|q| (*q - *p).length())
+                .fold(f32::INFINITY, f32::min);
+            worst_distance = worst_distance.max(nearest);
+            let weight_gap = |v: usize| {
+                let fbx: HashMap<&str, f32> = skin
+                    .influences(v)
+                    .iter()
+                    .map(|i| (c.skeleton.names[i.joint as usize].as_str(), i.weight))
+                    .collect();
+                let mut gap = 0.0f32;
+                for (name, w) in glb_row_weights {
+                    gap = gap.max((fbx.get(name.as_str()).copied().unwrap_or(0.0) - w).abs());
+                }
+                for (name, w) in &fbx {
+                    if !glb_row_weights.iter().any(|(n, _)| n == name) {
+                        gap = gap.max(*w);
+                    }
+                }
+                gap
+            };
+            let best = (0..c.mesh.vertex_count())
+                .filter(|&v| (c.mesh.positions[v] - *p).length() <= nearest + 1e-6)
+                .map(weight_gap)
+                .fold(f32::INFINITY, f32::min);
+            worst_weight = worst_weight.max(best);
+            if best > 1e-3 {
+                differing += 1;
+            }
+        }
+        // And the other way: every FBX control point is a GLB vertex.
+        let back = c
+            .mesh
+            .positions
+            .iter()
+            .map(|q| {
+                glb.iter()
+                    .map(|(p, _)| (*q - *p).length())
+                    .fold(f32::INFINITY, f32::min)
+            })
+            .fold(0.0f32, f32::max);
+        eprintln!(
+            "{}: {} GLB vertices; max distance to an FBX control point {worst_distance:.3e} m \
+             (back {back:.3e} m); max weight difference {worst_weight:.3e}; {differing} vertices differ by > 1e-3",
+            row["id"],
+            glb.len()
+        );
+        assert!(
+            worst_distance < 1e-4 && back < 1e-4,
+            "{}: {worst_distance} {back}",
+            row["id"]
+        );
+        assert!(worst_weight < 1e-4, "{}: {worst_weight}", row["id"]);
+    }
 }

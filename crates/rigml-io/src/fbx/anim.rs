@@ -19,7 +19,7 @@ pub const FALLBACK_FPS: f64 = 30.0;
 
 /// Most keys (frames × joints) one stack may produce; beyond this the file is rejected rather
 /// than exhausting memory.
-pub const MAX_SAMPLES: usize = 50_000_000;
+pub const MAX_SAMPLES: usize = 10_000_000;
 
 /// One clip per animation stack, in file order.
 pub fn clips(ctx: &Ctx, scene: &ufbx::Scene, joints: &Joints) -> Result<Vec<Clip>, IoError> {

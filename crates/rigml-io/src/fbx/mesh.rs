@@ -100,6 +100,7 @@ pub fn build(
             return Err(ctx.err(format!("mesh node '{name}': too many vertices")));
         }
         if let Some(d) = deformer {
+            check_cluster_indices(ctx, &name, d, vertex_count)?;
             if d.vertices.len() != vertex_count {
                 return Err(ctx.err(format!(
                     "mesh node '{name}': skin deformer has {} vertices, mesh has {vertex_count}",
@@ -187,6 +188,24 @@ fn cluster_bone(ctx: &Ctx, node: &ufbx::Node, cluster: &ufbx::SkinCluster) -> Re
             cluster.element.name
         ))
     })
+}
+
+/// Every control point a cluster weights must exist (ufbx drops the others silently).
+fn check_cluster_indices(
+    ctx: &Ctx,
+    name: &str,
+    deformer: &ufbx::SkinDeformer,
+    vertex_count: usize,
+) -> Result<(), IoError> {
+    for cluster in &deformer.clusters {
+        if let Some(&v) = cluster.vertices.iter().find(|&&v| v as usize >= vertex_count) {
+            return Err(ctx.err(format!(
+                "mesh node '{name}': skin cluster '{}' weights control point {v}, but the mesh has {vertex_count}",
+                cluster.element.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The raw weights of control point `v`, bounds-checked.

@@ -4,13 +4,17 @@
 //! - **mesh**: every mesh node that has a skin deformer, in scene node order, one
 //!   [`MeshPart`](rigml_core::MeshPart) per node. Vertices are the FBX *control points* (ufbx
 //!   `mesh.vertices`), so skin weights are per control point exactly as in the file; polygons are
-//!   triangulated with ufbx's triangulator. Positions are in the model space of the skeleton's bind
-//!   pose (see the `mesh` module). Normals and UVs are per face corner in FBX; they are kept only when every
-//!   control point of every part has a single value (otherwise the attribute is left empty).
-//!   A file without any skin deformer gives all its mesh nodes, unskinned.
+//!   triangulated with ufbx's triangulator. Positions are in the model space of the skeleton's
+//!   bind pose (see the `mesh` module). Normals and UVs are per face corner in FBX; they are kept
+//!   only when every control point of every part has a single value (otherwise the attribute is
+//!   left empty). Mesh nodes without a skin deformer in a file that has skinned ones (props
+//!   parented to bones) are not read. A file without any skin deformer gives all its mesh nodes,
+//!   unskinned.
 //! - **skeleton**: the bone nodes of the skin clusters plus the nodes that connect them up to
-//!   their common ancestor (see the `skeleton` module); without clusters, the nodes with a bone attribute.
-//! - **skin**: the deformers' weights, capped at [`DEFAULT_MAX_INFLUENCES`](rigml_core::DEFAULT_MAX_INFLUENCES).
+//!   their common ancestor (see the `skeleton` module); without clusters, the nodes with a bone
+//!   attribute.
+//! - **skin**: the deformers' weights, capped at
+//!   [`DEFAULT_MAX_INFLUENCES`](rigml_core::DEFAULT_MAX_INFLUENCES).
 //! - **clips**: one per animation stack, sampled at the scene frame rate into linear TRS
 //!   channels for every joint (see the `anim` module).
 //!
@@ -42,6 +46,7 @@ pub fn read(path: &Path) -> Result<Character, IoError> {
 pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Character, IoError> {
     let scene = ufbx::load_memory(bytes, load_options()).map_err(|e| IoError::parse(path, ufbx_message(&e)))?;
     let ctx = Ctx { path };
+    check_warnings(&ctx, &scene)?;
 
     let skinned = mesh::skinned_mesh_nodes(&scene);
     let (mesh_nodes, bone_nodes, binds) = if skinned.is_empty() {
@@ -90,25 +95,49 @@ fn load_options() -> ufbx::LoadOpts<'static> {
         },
         target_unit_meters: 1.0,
         space_conversion: ufbx::SpaceConversion::ModifyGeometry,
+        // ufbx clamps bad indices and records a warning, which `check_warnings` turns into an
+        // error naming the element (ufbx's own abort only says "Failed to load").
+        index_error_handling: ufbx::IndexErrorHandling::Clamp,
         ..Default::default()
     }
 }
 
-/// ufbx's description of a load error, read without trusting it to be valid UTF-8.
+/// Refuse files that ufbx could only load by changing data: clamped indices and truncated arrays.
+fn check_warnings(ctx: &Ctx, scene: &ufbx::Scene) -> Result<(), IoError> {
+    for warning in scene.metadata.warnings.iter() {
+        let what = match warning.type_ {
+            ufbx::WarningType::IndexClamped => "index out of range",
+            ufbx::WarningType::TruncatedArray => "array shorter than declared",
+            _ => continue,
+        };
+        let element = scene
+            .elements
+            .get(warning.element_id as usize)
+            .map(|e| format!(" in {:?} '{}'", e.type_, e.name))
+            .unwrap_or_default();
+        return Err(ctx.err(format!(
+            "{what}{element} ({} time(s); ufbx: {})",
+            warning.count, warning.description
+        )));
+    }
+    Ok(())
+}
+
+/// ufbx's description of a load error (message, details and error kind on one line), read
+/// without trusting it to be valid UTF-8.
 fn ufbx_message(error: &ufbx::Error) -> String {
     let mut buf = [0u8; 1024];
     let n = ufbx::format_error(&mut buf, error).min(buf.len());
     let text = String::from_utf8_lossy(&buf[..n]);
-    let text = text.trim_matches(char::from(0)).trim();
-    if text.is_empty() {
-        format!("not a readable FBX file ({:?})", error.type_)
+    // The first line is `ufbx vX.Y.Z error: <description> (<details>)`; later lines, when ufbx
+    // was built with them, are its internal call stack.
+    let first = text.lines().next().unwrap_or("").trim_matches(char::from(0)).trim();
+    let message = first.split_once("error: ").map_or(first, |(_, m)| m).trim();
+    let kind = format!("{:?}", error.type_);
+    if message.is_empty() {
+        format!("not a readable FBX file ({kind})")
     } else {
-        // The formatted error is multi-line (message, then a stack of places); keep it on one line.
-        text.lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join("; ")
+        format!("{message} [ufbx: {kind}]")
     }
 }
 
@@ -136,6 +165,9 @@ pub(crate) fn node_name(node: &ufbx::Node) -> String {
 }
 
 #[cfg(test)]
+mod ascii_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -144,6 +176,7 @@ mod tests {
         let path = Path::new("garbage.fbx");
         let err = from_bytes(b"this is not an fbx file at all", path).unwrap_err();
         let text = err.to_string();
+        eprintln!("{text}");
         assert!(text.starts_with("garbage.fbx: "), "{text}");
         assert!(matches!(err, IoError::Parse { .. }), "{text}");
     }
@@ -151,6 +184,7 @@ mod tests {
     #[test]
     fn empty_input_is_an_error() {
         let err = from_bytes(&[], Path::new("empty.fbx")).unwrap_err();
+        eprintln!("{err}");
         assert!(err.to_string().starts_with("empty.fbx: "), "{err}");
     }
 
@@ -160,6 +194,7 @@ mod tests {
         bytes.extend_from_slice(&7400u32.to_le_bytes());
         bytes.extend_from_slice(&[0xff; 10]);
         let err = from_bytes(&bytes, Path::new("cut.fbx")).unwrap_err();
+        eprintln!("{err}");
         assert!(err.to_string().starts_with("cut.fbx: "), "{err}");
     }
 
