@@ -399,6 +399,8 @@ fn deep_case(name: &str) -> Option<Case> {
 
 const DEEP_CASES: [&str; 3] = ["bvh", "gltf-nodes", "gltf-json"];
 const DEEP_ENV: &str = "RIGML_BAD_INPUT_DEEP_CASE";
+/// A 100k-node chain once took 34 s in the glTF cycle check (O(depth²)); linear code takes ~1 s.
+const DEEP_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// Child half of [`deeply_nested_input_does_not_overflow_the_stack`]: does nothing unless the
 /// parent set `RIGML_BAD_INPUT_DEEP_CASE`, then loads that one case.
@@ -419,6 +421,7 @@ fn deeply_nested_input_does_not_overflow_the_stack() {
     let exe = std::env::current_exe().expect("test binary path");
     let mut failures = Vec::new();
     for name in DEEP_CASES {
+        let started = std::time::Instant::now();
         let out = std::process::Command::new(&exe)
             .args(["deep_case_child", "--exact", "--nocapture", "--test-threads=1"])
             .env(DEEP_ENV, name)
@@ -435,6 +438,11 @@ fn deeply_nested_input_does_not_overflow_the_stack() {
                 .rev()
                 .collect();
             failures.push(format!("[{name}] child exited with {}: …{tail}", out.status));
+        }
+        // Each case is a few MB; a reader linear in its input takes a second or two here.
+        let took = started.elapsed();
+        if took > DEEP_TIME_LIMIT {
+            failures.push(format!("[{name}] took {took:?}: work grows faster than the input?"));
         }
     }
     assert!(failures.is_empty(), "deep cases failed:\n{}", failures.join("\n"));

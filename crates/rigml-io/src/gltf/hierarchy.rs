@@ -53,19 +53,26 @@ impl Hierarchy {
                 *slot = Some(i);
             }
         }
-        // A cycle never reaches a root: walking up more steps than there are nodes means one.
+        // A cycle never reaches a root. Walk up from every node, stopping at nodes already known
+        // to reach one, so a long chain costs O(n) and not O(n²) (a 100k-node chain took 30 s).
+        let mut reaches_root = vec![false; nodes.len()];
+        let mut walked_from = vec![usize::MAX; nodes.len()];
         for start in 0..nodes.len() {
-            let mut at = start;
-            for _ in 0..=nodes.len() {
-                match parent[at] {
-                    Some(p) => at = p,
-                    None => break,
+            let mut path = Vec::new();
+            let mut at = Some(start);
+            while let Some(n) = at {
+                if reaches_root[n] {
+                    break;
                 }
+                if walked_from[n] == start {
+                    return Err(fail(format!("nodes[{n}]: the node hierarchy has a cycle through it")));
+                }
+                walked_from[n] = start;
+                path.push(n);
+                at = parent[n];
             }
-            if parent[at].is_some() {
-                return Err(fail(format!(
-                    "nodes[{start}]: the node hierarchy has a cycle through it"
-                )));
+            for n in path {
+                reaches_root[n] = true;
             }
         }
         let global = globals(&nodes, &parent);
