@@ -103,28 +103,43 @@ fn every_manifest_bvh_round_trips_through_the_writer() {
     for row in manifest_rows("motion") {
         let path = data_dir().join(&row["path"]);
         let id = &row["id"];
-        let a = bvh::read(&path).unwrap();
-        let text = bvh::to_bvh(&a, &path).unwrap();
-        let b = bvh::parse(text.as_bytes(), &path).unwrap();
-        assert_eq!(b.character.skeleton.names, a.skeleton.names, "{id}");
-        assert_eq!(b.character.skeleton.parents, a.skeleton.parents, "{id}");
-        let b = b.character;
-        let (ca, cb) = (&a.clips[0], &b.clips[0]);
-        assert_eq!(ca.key_count(), cb.key_count(), "{id}: frames");
-        let tolerance = 1e-4 * a.size();
-        let times = &ca.channels[0].times;
-        let mut worst = 0.0f32;
-        for (f, &t) in times.iter().enumerate() {
-            let wa = a.skeleton.world_matrices(&ca.sample(&a.skeleton, t).local);
-            // Same frame index in the re-read clip (its times are rebuilt from Frame Time).
-            let tb = cb.channels[0].times[f];
-            let wb = b.skeleton.world_matrices(&cb.sample(&b.skeleton, tb).local);
-            for (j, (ma, mb)) in wa.iter().zip(&wb).enumerate() {
-                let d = (ma.w_axis - mb.w_axis).length();
-                worst = worst.max(d);
-                assert!(d <= tolerance, "{id}: frame {f} joint {j}: moved {d} (> {tolerance})");
+        let file = bvh::parse(&std::fs::read(&path).unwrap(), &path).unwrap();
+        let a = file.character.clone();
+        // Once in Z-Y-X, once in the file's own per-joint orders.
+        for own_orders in [false, true] {
+            let text = if own_orders {
+                bvh::to_bvh_with_orders(&a, &path, &file.rotation_order).unwrap()
+            } else {
+                bvh::to_bvh(&a, &path).unwrap()
+            };
+            let b = bvh::parse(text.as_bytes(), &path).unwrap();
+            if own_orders {
+                assert_eq!(b.rotation_order, file.rotation_order, "{id}");
             }
+            assert_eq!(b.character.skeleton.names, a.skeleton.names, "{id}");
+            assert_eq!(b.character.skeleton.parents, a.skeleton.parents, "{id}");
+            let b = b.character;
+            let (ca, cb) = (&a.clips[0], &b.clips[0]);
+            assert_eq!(ca.key_count(), cb.key_count(), "{id}: frames");
+            let tolerance = 1e-4 * a.size();
+            let times = &ca.channels[0].times;
+            let mut worst = 0.0f32;
+            for (f, &t) in times.iter().enumerate() {
+                let wa = a.skeleton.world_matrices(&ca.sample(&a.skeleton, t).local);
+                // Same frame index in the re-read clip (its times are rebuilt from Frame Time).
+                let tb = cb.channels[0].times[f];
+                let wb = b.skeleton.world_matrices(&cb.sample(&b.skeleton, tb).local);
+                for (j, (ma, mb)) in wa.iter().zip(&wb).enumerate() {
+                    let d = (ma.w_axis - mb.w_axis).length();
+                    worst = worst.max(d);
+                    assert!(d <= tolerance, "{id}: frame {f} joint {j}: moved {d} (> {tolerance})");
+                }
+            }
+            println!(
+                "{id} ({}): worst joint drift {worst:.2e} (size {:.1})",
+                if own_orders { "own orders" } else { "ZYX" },
+                a.size()
+            );
         }
-        println!("{id}: worst joint drift {worst:.2e} (size {:.1})", a.size());
     }
 }

@@ -15,7 +15,7 @@
 mod parse;
 mod write;
 
-pub use write::to_bvh;
+pub use write::{to_bvh, to_bvh_with_orders};
 
 use crate::error::read_file;
 use crate::obj::{stem, utf8};

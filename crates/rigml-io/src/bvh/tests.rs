@@ -237,3 +237,35 @@ fn no_prefix_or_corruption_panics() {
         }
     }
 }
+
+#[test]
+fn every_rotation_order_round_trips_in_its_own_order() {
+    for order in ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"] {
+        let [a, b, c]: [char; 3] = order.chars().collect::<Vec<_>>().try_into().unwrap();
+        let text = TWO_BONES
+            .replace(
+                "Zrotation Xrotation Yrotation",
+                &format!("{a}rotation {b}rotation {c}rotation"),
+            )
+            .replace("1 2 3 90 0 0 0 0 90", "1 2 3 30 -60 75 10 -100 45");
+        let f = parse(text.as_bytes(), p()).unwrap();
+        assert_eq!(f.rotation_order, vec![order, order, ""]);
+        let written = to_bvh_with_orders(&f.character, p(), &f.rotation_order).unwrap();
+        assert!(written.contains(&format!("CHANNELS 3 {a}rotation {b}rotation {c}rotation")));
+        let back = parse(written.as_bytes(), p()).unwrap();
+        assert_eq!(back.rotation_order, f.rotation_order);
+        let (x, y) = (
+            world_positions(&f.character, 0.5),
+            world_positions(&back.character, 0.5),
+        );
+        for (u, w) in x.iter().zip(&y) {
+            assert!((*u - *w).length() < 1e-4, "{order}: {x:?} vs {y:?}");
+        }
+        // The same file written in the default Z-Y-X order moves nothing either.
+        let zyx = parse(to_bvh(&f.character, p()).unwrap().as_bytes(), p()).unwrap();
+        assert_eq!(zyx.rotation_order, vec!["ZYX", "ZYX", ""]);
+        for (u, w) in x.iter().zip(&world_positions(&zyx.character, 0.5)) {
+            assert!((*u - *w).length() < 1e-4, "{order} as ZYX");
+        }
+    }
+}

@@ -2,7 +2,7 @@
 
 use crate::IoError;
 use glam::{EulerRot, Vec3};
-use rigml_core::{ChannelValues, Character, Clip, Pose, Transform};
+use rigml_core::{ChannelValues, Character, Clip, Pose, Skeleton, Transform};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -21,7 +21,47 @@ const MAX_INDENT: usize = 32;
 /// Intervals shorter than this are treated as duplicate keys when choosing the frame time.
 const MIN_FRAME_TIME: f32 = 1e-5;
 
-/// The skeleton and first clip as BVH text.
+/// A joint's rotation channel order: glam's intrinsic Euler order and the axis letters.
+#[derive(Clone, Copy)]
+struct Order {
+    euler: EulerRot,
+    axes: [char; 3],
+}
+
+/// The order BVH files most often use, and the default.
+const ZYX: Order = Order {
+    euler: EulerRot::ZYX,
+    axes: ['Z', 'Y', 'X'],
+};
+
+/// `"ZXY"` → that order. BVH composes `R = R₁·R₂·R₃` in channel order, which is glam's
+/// intrinsic Euler order of the same name.
+fn order_of(name: &str) -> Option<Order> {
+    let euler = match name.to_ascii_uppercase().as_str() {
+        "XYZ" => EulerRot::XYZ,
+        "XZY" => EulerRot::XZY,
+        "YXZ" => EulerRot::YXZ,
+        "YZX" => EulerRot::YZX,
+        "ZXY" => EulerRot::ZXY,
+        "ZYX" => EulerRot::ZYX,
+        _ => return None,
+    };
+    let mut axes = ['X'; 3];
+    for (a, c) in axes.iter_mut().zip(name.chars()) {
+        *a = c.to_ascii_uppercase();
+    }
+    Some(Order { euler, axes })
+}
+
+/// What each joint becomes in the file.
+struct Layout {
+    children: Vec<Vec<usize>>,
+    end_site: Vec<bool>,
+    with_position: Vec<bool>,
+    orders: Vec<Order>,
+}
+
+/// The skeleton and first clip as BVH text, rotations in Z-Y-X order.
 ///
 /// Offsets are the rest translations. Rotations are written as `Zrotation Yrotation Xrotation`
 /// (degrees) holding each joint's full local rotation, rest rotation included, since BVH has no
@@ -32,6 +72,14 @@ const MIN_FRAME_TIME: f32 = 1e-5;
 /// written. Errors: no skeleton, a non-unit scale anywhere (BVH cannot hold scale), or a clip
 /// needing more than 2,000,000 frames.
 pub fn to_bvh(character: &Character, path: &Path) -> Result<String, IoError> {
+    to_bvh_with_orders(character, path, &[])
+}
+
+/// Like [`to_bvh`], with a rotation order per joint (`"ZXY"`, as in
+/// [`BvhFile::rotation_order`](super::BvhFile::rotation_order)), so a file read can be written
+/// back with its own channel orders. Joints without a recognised Tait-Bryan order (missing,
+/// empty, or repeated axes) use Z-Y-X.
+pub fn to_bvh_with_orders(character: &Character, path: &Path, rotation_order: &[String]) -> Result<String, IoError> {
     let skeleton = &character.skeleton;
     skeleton.validate().map_err(|e| IoError::invalid(path, e))?;
     if skeleton.is_empty() {
@@ -42,38 +90,14 @@ pub fn to_bvh(character: &Character, path: &Path) -> Result<String, IoError> {
     }
     let clip = character.clips.first();
     let (start, frame_time, frame_count) = frame_plan(clip, path)?;
-    let joint_count = skeleton.joint_count();
-    let mut animated_translation = vec![false; joint_count];
-    let mut animated = vec![false; joint_count];
-    for c in clip.map(|c| c.channels.as_slice()).unwrap_or(&[]) {
-        if let Some(a) = animated.get_mut(c.joint) {
-            *a = true;
-        }
-        if let (Some(t), ChannelValues::Translation(_)) = (animated_translation.get_mut(c.joint), &c.values) {
-            *t = true;
-        }
-    }
-    let children = skeleton.children();
-    let is_root = |j: usize| skeleton.parents.get(j).copied().flatten().is_none();
-    let end_site = |j: usize| !is_root(j) && children[j].is_empty() && !animated[j];
-    let with_position = |j: usize| is_root(j) || animated_translation[j];
-
+    let layout = layout(character, rotation_order);
     check_scale(&skeleton.rest_local, &skeleton.names, "rest pose", path)?;
     let mut out = String::new();
     out.push_str("HIERARCHY\n");
     // Depth-first, children in joint order: the written channel order is this order.
-    let mut order = Vec::with_capacity(joint_count);
-    for root in (0..joint_count).filter(|&j| is_root(j)) {
-        write_joint(
-            &mut out,
-            root,
-            0,
-            skeleton,
-            &children,
-            &end_site,
-            &with_position,
-            &mut order,
-        );
+    let mut order = Vec::with_capacity(skeleton.joint_count());
+    for root in (0..skeleton.joint_count()).filter(|&j| skeleton.parents[j].is_none()) {
+        write_joint(&mut out, root, skeleton, &layout, &mut order);
     }
 
     let _ = write!(out, "MOTION\nFrames: {frame_count}\nFrame Time: {frame_time}\n");
@@ -89,13 +113,13 @@ pub fn to_bvh(character: &Character, path: &Path) -> Result<String, IoError> {
             let Some(local) = pose.local.get(j) else { continue };
             let mut values = [0.0f32; 6];
             let mut n = 0;
-            if with_position(j) {
+            if layout.with_position[j] {
                 values[..3].copy_from_slice(&local.translation.to_array());
                 n = 3;
             }
-            let (z, y, x) = local.rotation.as_dquat().normalize().to_euler(EulerRot::ZYX);
-            for a in [z, y, x] {
-                values[n] = a.to_degrees() as f32;
+            let (a, b, c) = local.rotation.as_dquat().normalize().to_euler(layout.orders[j].euler);
+            for angle in [a, b, c] {
+                values[n] = angle.to_degrees() as f32;
                 n += 1;
             }
             for v in &values[..n] {
@@ -109,6 +133,34 @@ pub fn to_bvh(character: &Character, path: &Path) -> Result<String, IoError> {
         out.push('\n');
     }
     Ok(out)
+}
+
+fn layout(character: &Character, rotation_order: &[String]) -> Layout {
+    let skeleton = &character.skeleton;
+    let n = skeleton.joint_count();
+    let mut animated = vec![false; n];
+    let mut with_position: Vec<bool> = skeleton.parents.iter().map(Option::is_none).collect();
+    for c in character.clips.first().map(|c| c.channels.as_slice()).unwrap_or(&[]) {
+        if let Some(a) = animated.get_mut(c.joint) {
+            *a = true;
+        }
+        if let (Some(t), ChannelValues::Translation(_)) = (with_position.get_mut(c.joint), &c.values) {
+            *t = true;
+        }
+    }
+    let children = skeleton.children();
+    let end_site = (0..n)
+        .map(|j| skeleton.parents[j].is_some() && children[j].is_empty() && !animated[j])
+        .collect();
+    let orders = (0..n)
+        .map(|j| rotation_order.get(j).and_then(|o| order_of(o)).unwrap_or(ZYX))
+        .collect();
+    Layout {
+        children,
+        end_site,
+        with_position,
+        orders,
+    }
 }
 
 /// Turn `-0` into `0` so files read cleanly.
@@ -139,19 +191,11 @@ fn bvh_name(name: &str) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn write_joint(
-    out: &mut String,
-    root: usize,
-    depth: usize,
-    skeleton: &rigml_core::Skeleton,
-    children: &[Vec<usize>],
-    end_site: &dyn Fn(usize) -> bool,
-    with_position: &dyn Fn(usize) -> bool,
-    order: &mut Vec<usize>,
-) {
+/// Write the block of `root` and everything below it; `order` collects the joints that carry
+/// channels, in the order their values appear on a frame line.
+fn write_joint(out: &mut String, root: usize, skeleton: &Skeleton, layout: &Layout, order: &mut Vec<usize>) {
     // Explicit stack of (joint, depth, entering): no recursion on deep chains.
-    let mut stack = vec![(root, depth, true)];
+    let mut stack = vec![(root, 0usize, true)];
     while let Some((j, d, entering)) = stack.pop() {
         let indent = "\t".repeat(d.min(MAX_INDENT));
         if !entering {
@@ -160,7 +204,7 @@ fn write_joint(
         }
         let offset = skeleton.rest_local.get(j).map_or(Vec3::ZERO, |t| t.translation);
         let offset_line = format!("OFFSET {} {} {}", clean(offset.x), clean(offset.y), clean(offset.z));
-        if end_site(j) {
+        if layout.end_site[j] {
             let _ = writeln!(out, "{indent}End Site\n{indent}{{\n{indent}\t{offset_line}\n{indent}}}");
             continue;
         }
@@ -171,18 +215,17 @@ fn write_joint(
             "{indent}{keyword} {}\n{indent}{{\n{indent}\t{offset_line}",
             bvh_name(name)
         );
-        if with_position(j) {
-            let _ = writeln!(
-                out,
-                "{indent}\tCHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation"
-            );
+        let [a, b, c] = layout.orders[j].axes;
+        let rotations = format!("{a}rotation {b}rotation {c}rotation");
+        if layout.with_position[j] {
+            let _ = writeln!(out, "{indent}\tCHANNELS 6 Xposition Yposition Zposition {rotations}");
         } else {
-            let _ = writeln!(out, "{indent}\tCHANNELS 3 Zrotation Yrotation Xrotation");
+            let _ = writeln!(out, "{indent}\tCHANNELS 3 {rotations}");
         }
         order.push(j);
         stack.push((j, d, false));
-        for &c in children[j].iter().rev() {
-            stack.push((c, d + 1, true));
+        for &child in layout.children[j].iter().rev() {
+            stack.push((child, d + 1, true));
         }
     }
 }
