@@ -120,7 +120,17 @@ impl Report {
             self.fail(case, &format!("could not write the case: {e}"));
             return None;
         }
-        match load_isolated(&dir.join(&case.file_name)) {
+        let outcome = load_isolated(&dir.join(&case.file_name));
+        if std::env::var_os("RIGML_BAD_INPUT_VERBOSE").is_some() {
+            let what = match &outcome {
+                Outcome::Loaded(_) => "loaded".to_string(),
+                Outcome::Failed(m) => m.replace(&dir.display().to_string(), "<tmp>"),
+                Outcome::Panicked(m) => format!("PANICKED: {m}"),
+                Outcome::Hung => "HUNG".to_string(),
+            };
+            eprintln!("[{}] {what}", case.label);
+        }
+        match outcome {
             Outcome::Loaded(c) => {
                 self.loaded += 1;
                 if let Expect::Error(_) = case.expect {
