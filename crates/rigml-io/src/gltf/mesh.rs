@@ -54,7 +54,14 @@ impl MeshBuild {
         } else {
             place.name.clone()
         };
-        for (p, prim) in json::array(mesh, "primitives", &here)?.iter().enumerate() {
+        let primitives = json::array(mesh, "primitives", &here)?;
+        if primitives.is_empty() {
+            // glTF 2.0 §5.23: `primitives` has at least one item; an empty list is a broken file.
+            return Err(fail(format!(
+                "{here}.primitives: empty (a mesh needs at least one primitive)"
+            )));
+        }
+        for (p, prim) in primitives.iter().enumerate() {
             let ppath = format!("{here}.primitives[{p}]");
             let prim = json::object(prim, &ppath)?;
             self.add_primitive(doc, prim, &ppath, &name, place)?;
@@ -84,6 +91,10 @@ impl MeshBuild {
         };
         let pos = doc.floats(pos_acc, &format!("{apath}.POSITION"), &["VEC3"])?;
         let n = pos.count();
+        if n == 0 {
+            // glTF 2.0 §5.1: accessor.count is at least 1; say "empty" rather than load nothing.
+            return Err(fail(format!("{apath}.POSITION: empty (0 vertices)")));
+        }
         let mut part = Mesh {
             positions: (0..n).filter_map(|v| pos.get::<3>(v)).map(Vec3::from).collect(),
             ..Mesh::default()
