@@ -105,3 +105,21 @@ fn converted_characters_round_trip_through_glb() {
         assert!(worst <= 1e-6, "{}: weights differ by {worst}", row.id());
     }
 }
+
+/// The Quaternius Bee ships NaN skin weights on 12 vertices: `load` keeps the file usable, makes
+/// exactly those vertices unskinned and says where, rather than failing or hiding it.
+#[test]
+fn nan_weights_are_repaired_with_a_warning() {
+    let row = common::rows_where("id", "quaternius-platformer-game-bee").remove(0);
+    let loaded = rigml_io::load_with_warnings(&row.path()).unwrap();
+    assert!(
+        !loaded.warnings.is_empty() && loaded.warnings.iter().all(|w| w.contains("NaN")),
+        "{:?}",
+        loaded.warnings
+    );
+    assert_eq!(loaded.character.skin.unwrap().unskinned_count(), 12);
+    assert!(rigml_io::gltf::read(&row.path())
+        .unwrap_err()
+        .to_string()
+        .contains("NaN"));
+}
