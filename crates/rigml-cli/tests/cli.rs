@@ -1,0 +1,188 @@
+//! End-to-end tests of the `rigml` binary: run it as a user would and check files, stdout,
+//! stderr and exit codes.
+
+use rigml_geom::procedural::demo_humanoid;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Run `rigml` with `args` in `cwd`.
+fn rigml(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rigml"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the rigml binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_ok(o: &Output) {
+    assert!(o.status.success(), "rigml failed: {}\n{}", stderr(o), stdout(o));
+}
+
+/// A failure the way users should see it: exit status 1, one `error: <file>: …` message that
+/// names `file`, and no panic.
+fn assert_clean_failure(o: &Output, file: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
+    assert!(err.starts_with("error: "), "stderr: {err}");
+    assert!(err.contains(file), "stderr does not name {file}: {err}");
+    assert!(!err.contains("panicked"), "stderr: {err}");
+}
+
+/// A temporary directory holding a freshly written demo GLB.
+fn demo_dir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let o = rigml(dir.path(), &["demo", "-o", "out"]);
+    assert_ok(&o);
+    let path = dir.path().join("out").join("rigml-demo.glb");
+    assert!(stdout(&o).contains("rigml-demo.glb"), "{}", stdout(&o));
+    (dir, path)
+}
+
+fn inspect_json(cwd: &Path, file: &str) -> Value {
+    let o = rigml(cwd, &["inspect", file, "--json"]);
+    assert_ok(&o);
+    serde_json::from_slice(&o.stdout).expect("inspect --json prints one JSON object")
+}
+
+#[test]
+fn demo_writes_a_glb_that_loads_back() {
+    let (_dir, path) = demo_dir();
+    let expected = demo_humanoid().unwrap();
+    let loaded = rigml_io::load(&path).unwrap();
+    assert_eq!(
+        loaded.mesh.positions, expected.mesh.positions,
+        "vertex order and positions survive"
+    );
+    assert_eq!(loaded.mesh.triangles, expected.mesh.triangles);
+    assert_eq!(loaded.skeleton.names, expected.skeleton.names);
+    assert_eq!(loaded.skeleton.parents, expected.skeleton.parents);
+    let (a, b) = (loaded.skin.as_ref().unwrap(), expected.skin.as_ref().unwrap());
+    for v in 0..b.vertex_count() {
+        let (ra, rb) = (a.influences(v), b.influences(v));
+        assert_eq!(ra.len(), rb.len(), "vertex {v}");
+        for (x, y) in ra.iter().zip(rb) {
+            assert_eq!(x.joint, y.joint, "vertex {v}");
+            assert!(
+                (x.weight - y.weight).abs() < 1e-3,
+                "vertex {v}: {} vs {}",
+                x.weight,
+                y.weight
+            );
+        }
+    }
+    assert_eq!(loaded.clips.len(), 1);
+    let (ca, cb) = (&loaded.clips[0], &expected.clips[0]);
+    assert_eq!(ca.name, cb.name);
+    for t in [0.0, 0.37, 0.8] {
+        let (pa, pb) = (ca.sample(&loaded.skeleton, t), cb.sample(&expected.skeleton, t));
+        for (x, y) in pa.local.iter().zip(&pb.local) {
+            assert!((x.translation - y.translation).length() < 1e-5);
+            assert!(x.rotation.dot(y.rotation).abs() > 1.0 - 1e-5);
+        }
+    }
+}
+
+#[test]
+fn demo_defaults_to_the_current_directory_and_refuses_to_clobber() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = rigml(dir.path(), &["demo"]);
+    assert_ok(&o);
+    assert!(stdout(&o).contains("current directory"), "{}", stdout(&o));
+    let path = dir.path().join("rigml-demo.glb");
+    let first = std::fs::read(&path).unwrap();
+    std::fs::write(&path, b"keep me").unwrap();
+
+    let o = rigml(dir.path(), &["demo"]);
+    assert_clean_failure(&o, "rigml-demo.glb");
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&path).unwrap(), b"keep me");
+
+    assert_ok(&rigml(dir.path(), &["demo", "--force"]));
+    assert_eq!(std::fs::read(&path).unwrap(), first, "the demo is deterministic");
+}
+
+#[test]
+fn inspect_json_describes_the_demo() {
+    let (dir, _) = demo_dir();
+    let expected = demo_humanoid().unwrap();
+    let r = inspect_json(dir.path(), "out/rigml-demo.glb");
+    assert_eq!(r["format"], "glb");
+    assert_eq!(r["mesh"]["vertices"], expected.mesh.vertex_count());
+    assert_eq!(r["mesh"]["triangles"], expected.mesh.triangle_count());
+    assert_eq!(r["mesh"]["parts"].as_array().unwrap().len(), 7);
+    assert_eq!(r["skeleton"]["joints"], 21);
+    assert_eq!(r["skeleton"]["roots"], serde_json::json!(["hips"]));
+    assert_eq!(r["skeleton"]["depth"], 7);
+    let histogram: Vec<u64> = r["skin"]["influence_histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(histogram.iter().sum::<u64>(), expected.mesh.vertex_count() as u64);
+    assert_eq!(histogram.len(), 3, "at most two influences: {histogram:?}");
+    assert_eq!(r["skin"]["unskinned"], 0);
+    assert_eq!(r["clips"][0]["name"], "walk");
+    assert_eq!(r["clips"][0]["keys"], 25);
+    let height = r["bounds"]["extent"][1].as_f64().unwrap();
+    assert!((1.7..1.9).contains(&height), "height {height}");
+    assert_eq!(r["problems"], serde_json::json!([]));
+
+    let o = rigml(dir.path(), &["inspect", "out/rigml-demo.glb"]);
+    assert_ok(&o);
+    let text = stdout(&o);
+    for expected in [
+        "21 joints, depth 7, 1 root: hips",
+        "walk: 1.000 s",
+        "problems   none found",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in\n{text}");
+    }
+}
+
+#[test]
+fn convert_prunes_and_refuses_to_clobber() {
+    let (dir, _) = demo_dir();
+    let args = ["convert", "out/rigml-demo.glb", "one.glb", "--max-influences", "1"];
+    let o = rigml(dir.path(), &args);
+    assert_ok(&o);
+    assert!(stdout(&o).contains("wrote one.glb"), "{}", stdout(&o));
+    let r = inspect_json(dir.path(), "one.glb");
+    assert_eq!(r["skin"]["influences_max"], 1);
+    assert_eq!(r["mesh"]["vertices"], demo_humanoid().unwrap().mesh.vertex_count());
+
+    let before = std::fs::read(dir.path().join("one.glb")).unwrap();
+    let o = rigml(dir.path(), &["convert", "out/rigml-demo.glb", "one.glb"]);
+    assert_clean_failure(&o, "one.glb");
+    assert!(stderr(&o).contains("already exists"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(dir.path().join("one.glb")).unwrap(), before);
+
+    assert_ok(&rigml(
+        dir.path(),
+        &["convert", "out/rigml-demo.glb", "one.glb", "--force"],
+    ));
+    assert_eq!(inspect_json(dir.path(), "one.glb")["skin"]["influences_max"], 2);
+}
+
+#[test]
+fn bad_paths_and_files_fail_with_the_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_clean_failure(&rigml(dir.path(), &["inspect", "missing.glb"]), "missing.glb");
+    assert_clean_failure(&rigml(dir.path(), &["inspect", "notes.xyz"]), "notes.xyz");
+    std::fs::write(dir.path().join("cut.glb"), b"glTF\x02\x00\x00\x00").unwrap();
+    assert_clean_failure(&rigml(dir.path(), &["inspect", "cut.glb"]), "cut.glb");
+    assert_clean_failure(&rigml(dir.path(), &["convert", "missing.glb", "x.glb"]), "missing.glb");
+    assert!(!dir.path().join("x.glb").exists());
+    // Usage errors are clap's (exit 2), still without a panic.
+    let o = rigml(dir.path(), &["convert", "a.glb", "b.glb", "--max-influences", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+}
