@@ -15,7 +15,7 @@ const PARTS_SHOWN: usize = 12;
 #[command(after_help = "\
 Examples:
   rigml inspect rigml-demo.glb
-  rigml inspect ../shared/data/characters/khronos/Fox/Fox.glb --json | jq .skin")]
+  rigml inspect ../shared/data/characters/khronos/Fox.glb --json | jq .skin")]
 pub struct Args {
     /// The file to read (.glb, .gltf, .vrm, .fbx, .obj, .bvh, RigNet .txt, MakeHuman .json).
     pub file: PathBuf,
