@@ -6,7 +6,7 @@ use rigml_io::{Format, IoError, SaveOptions};
 use std::fmt::Write;
 use std::path::PathBuf;
 
-/// Convert between formats (writes .glb, .gltf, .bvh, .obj), optionally capping influences.
+/// Convert between formats (OUTPUT's extension picks the writer), optionally capping influences.
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -24,6 +24,10 @@ pub struct Args {
     /// Keep at most N influences per vertex (the heaviest), renormalised to sum 1.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub max_influences: Option<u16>,
+    /// Load glTF files with NaN skin weights by making those vertices unskinned (each repair
+    /// is printed) instead of refusing them.
+    #[arg(long)]
+    pub repair: bool,
 }
 
 /// Load, prune, save; returns what was done.
@@ -31,7 +35,10 @@ pub fn run(args: &Args) -> Result<String> {
     let mut out = String::new();
     // Check the output extension before the (possibly slow) load.
     let output_format = Format::from_path(&args.output)?;
-    let mut character = rigml_io::load(&args.input)?;
+    let (mut character, repairs) = crate::load(&args.input, args.repair)?;
+    for r in &repairs {
+        let _ = writeln!(out, "repaired: {r}");
+    }
     if let Some(cap) = args.max_influences {
         let cap = usize::from(cap);
         match &character.skin {
@@ -76,6 +83,7 @@ fn dropped_by(format: Format) -> Option<&'static str> {
     match format {
         Format::Obj => Some("OBJ holds only the mesh: skeleton, skin and clips were not written"),
         Format::Bvh => Some("BVH holds only the skeleton and motion: mesh and skin were not written"),
+        Format::RigNet => Some("RigNet rig files hold no animation: clips were not written"),
         _ => None,
     }
 }

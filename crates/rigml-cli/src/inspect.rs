@@ -22,6 +22,10 @@ pub struct Args {
     /// Print one machine-readable JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Load glTF files with NaN skin weights by making those vertices unskinned (listed under
+    /// "repairs") instead of refusing them.
+    #[arg(long)]
+    pub repair: bool,
 }
 
 /// Everything `inspect` reports; its JSON form is the `--json` output.
@@ -41,6 +45,8 @@ struct Report {
     size: f32,
     /// Non-fatal problems (`Character::problems`), as sentences.
     problems: Vec<String>,
+    /// What `--repair` changed while reading, one sentence per repair (empty without it).
+    repairs: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -104,8 +110,9 @@ struct Bounds {
 /// Load the file and describe it, as text or JSON.
 pub fn run(args: &Args) -> Result<String> {
     let format = Format::from_path(&args.file)?;
-    let character = rigml_io::load(&args.file)?;
-    let report = Report::new(&args.file.display().to_string(), format, &character);
+    let (character, repairs) = crate::load(&args.file, args.repair)?;
+    let mut report = Report::new(&args.file.display().to_string(), format, &character);
+    report.repairs = repairs;
     if args.json {
         Ok(serde_json::to_string_pretty(&report)? + "\n")
     } else {
@@ -185,6 +192,7 @@ impl Report {
             bounds: bounds(c),
             size: c.size(),
             problems: c.problems().iter().map(|p| p.to_string()).collect(),
+            repairs: Vec::new(),
         }
     }
 
@@ -292,6 +300,12 @@ impl Report {
             let _ = writeln!(s, "problems   {} found", self.problems.len());
             for p in &self.problems {
                 let _ = writeln!(s, "  - {p}");
+            }
+        }
+        if !self.repairs.is_empty() {
+            let _ = writeln!(s, "repairs    {} made while reading", self.repairs.len());
+            for r in &self.repairs {
+                let _ = writeln!(s, "  - {r}");
             }
         }
         s

@@ -9,7 +9,11 @@ mod demo;
 mod inspect;
 
 use clap::{Parser, Subcommand};
+use rigml_core::Character;
+use rigml_io::gltf::ReadOptions;
+use rigml_io::{Format, IoError};
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
@@ -48,6 +52,19 @@ fn main() -> ExitCode {
             let _ = writeln!(std::io::stderr(), "error: {error:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Read a file for a subcommand. With `repair`, glTF files whose weights are NaN load with
+/// those vertices unskinned instead of failing; the repairs come back as sentences (other
+/// readers have nothing to repair and return none).
+fn load(path: &Path, repair: bool) -> Result<(Character, Vec<String>), IoError> {
+    match Format::from_path(path)? {
+        Format::Gltf | Format::Glb if repair => {
+            let outcome = rigml_io::gltf::read_with(path, ReadOptions { repair: true })?;
+            Ok((outcome.character, outcome.warnings))
+        }
+        _ => Ok((rigml_io::load(path)?, Vec::new())),
     }
 }
 

@@ -1,6 +1,10 @@
 //! End-to-end tests of the `rigml` binary: run it as a user would and check files, stdout,
 //! stderr and exit codes.
 
+// The manifest reader the rigml-io integration tests use (one copy, shared by path).
+#[path = "../../rigml-io/tests/common/mod.rs"]
+mod common;
+
 use rigml_geom::procedural::demo_humanoid;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -185,4 +189,83 @@ fn bad_paths_and_files_fail_with_the_file_name() {
     // Usage errors are clap's (exit 2), still without a panic.
     let o = rigml(dir.path(), &["convert", "a.glb", "b.glb", "--max-influences", "0"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// `inspect --json` on every GLB character of the manifest reports the manifest's counts. A
+/// file the strict reader refuses must fail cleanly (exit 1, the file named, NaN weights the
+/// only accepted reason) and then load with `--repair`, which lists what it changed.
+#[test]
+fn inspect_matches_the_manifest_on_every_glb_character() {
+    let rows = common::rows_with_format(&["glb"]);
+    assert!(
+        rows.len() >= 70,
+        "expected the ~72 GLB characters, found {}",
+        rows.len()
+    );
+    let cwd = common::data_dir();
+    let (mut mismatches, mut repaired) = (Vec::new(), Vec::new());
+    for row in &rows {
+        let file = row.get("path");
+        let o = rigml(&cwd, &["inspect", file, "--json"]);
+        let r: Value = if o.status.success() {
+            serde_json::from_slice(&o.stdout).unwrap()
+        } else {
+            assert_clean_failure(&o, file);
+            assert!(stderr(&o).contains("NaN"), "{}: {}", row.id(), stderr(&o));
+            let o = rigml(&cwd, &["inspect", file, "--json", "--repair"]);
+            assert_ok(&o);
+            let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert!(
+                !r["repairs"].as_array().unwrap().is_empty(),
+                "{}: nothing repaired",
+                row.id()
+            );
+            repaired.push(row.id().to_string());
+            r
+        };
+        let ours = [
+            &r["mesh"]["vertices"],
+            &r["mesh"]["triangles"],
+            &r["skeleton"]["joints"],
+            &r["skin"]["influences_max"],
+        ];
+        let columns = ["vertices", "triangles", "joints", "influences_max"];
+        for (value, column) in ours.iter().zip(columns) {
+            if let Some(expected) = row.count(column) {
+                if value.as_u64() != Some(expected as u64) {
+                    mismatches.push(format!("{} {column}: inspect {value}, manifest {expected}", row.id()));
+                }
+            }
+        }
+        if let Some(clips) = row.count("clips") {
+            if r["clips"].as_array().map(Vec::len) != Some(clips) {
+                mismatches.push(format!("{} clips: manifest {clips}", row.id()));
+            }
+        }
+    }
+    assert!(mismatches.is_empty(), "{mismatches:#?}");
+    println!("{} files needed --repair: {repaired:?}", repaired.len());
+}
+
+#[test]
+fn demo_glb_passes_the_khronos_validator() {
+    let ci = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci");
+    if !ci.join("node_modules/gltf-validator").is_dir() {
+        let notice = format!(
+            "gltf-validator is not installed in {} (run `cd .ci && npm install`)",
+            ci.display()
+        );
+        assert!(std::env::var_os("CI").is_none(), "{notice}");
+        eprintln!("SKIPPED: {notice}");
+        return;
+    }
+    let (_dir, path) = demo_dir();
+    let o = Command::new("node")
+        .arg(ci.join("validate-gltf.mjs"))
+        .arg(&path)
+        .output()
+        .expect("node runs the glTF validator");
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)));
+    assert_eq!(report["errors"], 0, "{report}");
+    assert_eq!(report["warnings"], 0, "{report}");
 }
