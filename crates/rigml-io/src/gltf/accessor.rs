@@ -349,7 +349,7 @@ fn read_elements(
             .checked_mul(stride)
             .and_then(|x| x.checked_add(offset))
             .and_then(|x| x.checked_add(layout.elem_size));
-        if end.map_or(true, |end| end > bytes.len()) {
+        if end.is_none_or(|end| end > bytes.len()) {
             return Err(fail(format!(
                 "{here}: {} elements of {} bytes (stride {stride}, offset {offset}) do not fit in its {}-byte buffer view",
                 layout.count,

@@ -71,7 +71,10 @@ fn read_channel(
     let times = doc
         .floats(json::req_index(sampler, "input", &spath)?, &ipath, &["SCALAR"])?
         .data;
-    if let Some(k) = times.windows(2).position(|w| !(w[1] >= w[0])) {
+    if let Some(k) = times
+        .windows(2)
+        .position(|w| w[1] < w[0] || w[1].is_nan() || w[0].is_nan())
+    {
         return Err(fail(format!(
             "{ipath}: key times decrease (or are NaN) at key {}",
             k + 1

@@ -112,7 +112,12 @@ pub(super) fn trs_of(m: &Mat4, here: &str) -> Result<Transform, Fail> {
     let back = t.to_mat4();
     let scale = m.to_cols_array().iter().fold(1.0f32, |a, x| a.max(x.abs()));
     let err = (back - *m).to_cols_array().iter().fold(0.0f32, |a, x| a.max(x.abs()));
-    if !(err <= TRS_TOLERANCE * scale) && m.is_finite() {
+    if err.is_nan() && m.is_finite() {
+        return Err(unsupported(format!(
+            "{here}: transform is singular (a zero scale) and cannot be split into translation/rotation/scale"
+        )));
+    }
+    if err > TRS_TOLERANCE * scale {
         return Err(unsupported(format!(
             "{here}: transform has shear (error {err:e}); rigml stores joints as translation/rotation/scale"
         )));

@@ -201,7 +201,7 @@ fn triangles(doc: &Doc, prim: &Obj, here: &str, n: usize) -> Result<Vec<[u32; 3]
     Ok(match mode {
         0..=3 => Vec::new(),
         4 => {
-            if count % 3 != 0 {
+            if !count.is_multiple_of(3) {
                 return Err(fail(format!(
                     "{here}: {count} indices is not a multiple of 3 (mode TRIANGLES)"
                 )));
