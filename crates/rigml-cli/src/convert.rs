@@ -10,9 +10,9 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
-  rigml convert Knight.fbx Knight.glb
-  rigml convert Knight.glb Knight4.glb --max-influences 4
-  rigml convert walk.glb walk.bvh --force")]
+  rigml convert Knight.glb Knight.gltf
+  rigml convert Knight.glb Knight2.glb --max-influences 2
+  rigml convert Fox.glb Fox.gltf --force   (writes Fox.gltf and Fox.bin)")]
 pub struct Args {
     /// The file to read.
     pub input: PathBuf,

@@ -21,7 +21,7 @@ Examples:
   rigml demo                          write ./rigml-demo.glb, a procedural walking humanoid
   rigml inspect rigml-demo.glb        summarise mesh, joints, skin, clips and problems
   rigml inspect Fox.glb --json        the same as one JSON object
-  rigml convert Knight.fbx Knight.glb --max-influences 4";
+  rigml convert Knight.glb Knight2.glb --max-influences 2";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
