@@ -269,3 +269,27 @@ fn demo_glb_passes_the_khronos_validator() {
     assert_eq!(report["errors"], 0, "{report}");
     assert_eq!(report["warnings"], 0, "{report}");
 }
+
+/// The Bee (data README: NaN skin weights) is refused by default and converted with
+/// `--repair`, which says what it changed; the result is clean.
+#[test]
+fn convert_repairs_nan_weights_only_when_asked() {
+    let row = common::manifest()
+        .into_iter()
+        .find(|r| r.id() == "quaternius-platformer-game-bee")
+        .expect("the manifest lists the Bee");
+    let input = row.path();
+    let input = input.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let o = rigml(dir.path(), &["convert", input, "bee.glb"]);
+    assert_clean_failure(&o, "Bee.glb");
+    assert!(stderr(&o).contains("NaN"), "{}", stderr(&o));
+    assert!(!dir.path().join("bee.glb").exists());
+
+    let o = rigml(dir.path(), &["convert", input, "bee.glb", "--repair"]);
+    assert_ok(&o);
+    assert!(stdout(&o).contains("repaired: "), "{}", stdout(&o));
+    let r = inspect_json(dir.path(), "bee.glb");
+    assert_eq!(r["repairs"], serde_json::json!([]), "the written file needs no repair");
+    assert!(r["skin"]["unskinned"].as_u64().unwrap() > 0);
+}
