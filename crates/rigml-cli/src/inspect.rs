@@ -382,6 +382,23 @@ mod tests {
     }
 
     #[test]
+    fn skeleton_only_files_are_bounded_by_their_joints() {
+        let mut c = rigml_geom::procedural::demo_humanoid().unwrap();
+        c.mesh = Default::default();
+        c.skin = None;
+        let r = Report::new("walk.bvh", Format::Bvh, &c);
+        assert!(r.mesh.parts.is_empty());
+        let b = r.bounds.as_ref().unwrap();
+        assert_eq!(b.of, "joints");
+        // Joints span from the hips' children to the hands, not the surface.
+        assert!(b.extent[1] > 1.0 && b.extent[1] < 1.8, "{:?}", b.extent);
+        let text = r.text();
+        assert!(text.contains("mesh       0 vertices, 0 triangles, 0 parts"), "{text}");
+        assert!(text.contains("skin       none"), "{text}");
+        assert!(Report::new("empty.obj", Format::Obj, &Character::default()).bounds.is_none());
+    }
+
+    #[test]
     fn depth_of_chains_and_forests() {
         let mut s = Skeleton::default();
         assert_eq!(depth(&s), 0);
