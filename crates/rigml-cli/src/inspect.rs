@@ -395,7 +395,9 @@ mod tests {
         let text = r.text();
         assert!(text.contains("mesh       0 vertices, 0 triangles, 0 parts"), "{text}");
         assert!(text.contains("skin       none"), "{text}");
-        assert!(Report::new("empty.obj", Format::Obj, &Character::default()).bounds.is_none());
+        assert!(Report::new("empty.obj", Format::Obj, &Character::default())
+            .bounds
+            .is_none());
     }
 
     #[test]
