@@ -5,12 +5,18 @@
 use super::container;
 use super::json::{self, fail, Fail, Obj};
 use serde_json::Value;
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::path::Path;
 
 /// Accessors without a buffer view are filled with zeros; past this many components that
 /// would be a memory bomb from a few bytes of JSON, so it is refused.
-const MAX_ZERO_FILLED: usize = 1 << 24;
+const MAX_ZERO_FILLED: usize = 1 << 22;
+
+/// Components decoded in one read may exceed the file's own size this many times over (nodes
+/// can share a mesh) plus a fixed allowance, and no more: a small file naming one big
+/// accessor from thousands of nodes would otherwise exhaust memory.
+const DECODE_PER_BYTE: usize = 16;
+const DECODE_ALLOWANCE: usize = 1 << 24;
 
 /// The parsed document plus lazily loaded buffers.
 pub(super) struct Doc<'a> {
@@ -26,6 +32,9 @@ pub(super) struct Doc<'a> {
     glb_bin: Option<&'a [u8]>,
     base_dir: &'a Path,
     loaded: Vec<OnceCell<Vec<u8>>>,
+    /// Components decoded so far, and the most allowed.
+    decoded: Cell<usize>,
+    budget: Cell<usize>,
 }
 
 /// glTF component types.
@@ -112,7 +121,8 @@ struct Layout {
 }
 
 impl<'a> Doc<'a> {
-    pub fn new(root: &'a Obj, glb_bin: Option<&'a [u8]>, base_dir: &'a Path) -> Result<Self, Fail> {
+    /// `file_size` (bytes of the file read) sets the decoding budget.
+    pub fn new(root: &'a Obj, glb_bin: Option<&'a [u8]>, base_dir: &'a Path, file_size: usize) -> Result<Self, Fail> {
         let list = |key| json::array(root, key, "");
         let buffers = list("buffers")?;
         Ok(Doc {
@@ -128,6 +138,8 @@ impl<'a> Doc<'a> {
             glb_bin,
             base_dir,
             loaded: buffers.iter().map(|_| OnceCell::new()).collect(),
+            decoded: Cell::new(0),
+            budget: Cell::new(DECODE_ALLOWANCE.saturating_add(file_size.saturating_mul(DECODE_PER_BYTE))),
         })
     }
 
@@ -190,6 +202,18 @@ impl<'a> Doc<'a> {
                 vec![0.0; n]
             }
         };
+        // Checked after loading: the budget grows with the buffers loaded.
+        let total = self
+            .decoded
+            .get()
+            .saturating_add(layout.count.saturating_mul(layout.width));
+        if total > self.budget.get() {
+            return Err(fail(format!(
+                "{here}: decoding would exceed {} values, {DECODE_PER_BYTE}x the file's size (is one large accessor used by very many nodes?)",
+                self.budget.get()
+            )));
+        }
+        self.decoded.set(total);
         if let Some(sparse) = acc.get("sparse") {
             self.apply_sparse(sparse, &layout, component, &mut data, &format!("{here}.sparse"))?;
         }
@@ -301,6 +325,8 @@ impl<'a> Doc<'a> {
                     bytes.len()
                 )));
             }
+            let size = bytes.len().saturating_mul(DECODE_PER_BYTE);
+            self.budget.set(self.budget.get().saturating_add(size));
             let _ = cell.set(bytes);
         }
         Ok(cell.get().map(Vec::as_slice).unwrap_or(&[]))

@@ -2,18 +2,23 @@
 //! other nodes and morph-weight channels are skipped (the character has no place for them).
 
 use super::accessor::Doc;
+use super::hierarchy::Hierarchy;
 use super::json::{self, fail, unsupported, Fail};
 use glam::{Mat4, Quat, Vec3};
 use rigml_core::{Channel, ChannelValues, Clip, Interpolation};
 use std::collections::HashMap;
 
-/// Every animation of the file as a clip (possibly with no channels).
+/// Every animation of the file as a clip (possibly with no channels), and a warning for each
+/// skipped channel that moves a non-joint node away from its rest transform.
 pub(super) fn read_clips(
     doc: &Doc,
+    tree: &Hierarchy,
     joint_of_node: &HashMap<usize, usize>,
     baked: &HashMap<usize, Mat4>,
-) -> Result<Vec<Clip>, Fail> {
-    doc.animations
+) -> Result<(Vec<Clip>, Vec<String>), Fail> {
+    let mut warnings = Vec::new();
+    let clips = doc
+        .animations
         .iter()
         .enumerate()
         .map(|(a, value)| {
@@ -24,13 +29,72 @@ pub(super) fn read_clips(
             let mut channels = Vec::new();
             for (c, ch) in json::array(anim, "channels", &here)?.iter().enumerate() {
                 let cpath = format!("{here}.channels[{c}]");
-                if let Some(channel) = read_channel(doc, ch, &cpath, samplers, &here, joint_of_node, baked)? {
-                    channels.push(channel);
+                match read_channel(doc, ch, &cpath, samplers, &here, joint_of_node, baked)? {
+                    Read::Joint(channel) => channels.push(channel),
+                    Read::OtherNode(node) => {
+                        if moves_node(doc, tree, ch, samplers, node) {
+                            warnings.push(format!(
+                                "{cpath}: animates nodes[{node}] ({}), which is not a joint; that motion is dropped",
+                                tree.name(node)
+                            ));
+                        }
+                    }
+                    Read::Skipped => {}
                 }
             }
             Ok(Clip { name, channels })
         })
-        .collect()
+        .collect::<Result<Vec<_>, Fail>>()?;
+    Ok((clips, warnings))
+}
+
+/// What a channel became.
+enum Read {
+    Joint(Channel),
+    /// A translation/rotation/scale channel on this node, which is not a joint.
+    OtherNode(usize),
+    Skipped,
+}
+
+/// Whether a skipped channel's values differ from the node's rest (a channel that holds the
+/// rest pose, as BrainStem's does, loses nothing). Unreadable data counts as moving.
+fn moves_node(
+    doc: &Doc,
+    tree: &Hierarchy,
+    ch: &serde_json::Value,
+    samplers: &[serde_json::Value],
+    node: usize,
+) -> bool {
+    let (Some(path), Some(sampler)) = (
+        ch.pointer("/target/path").and_then(|p| p.as_str()),
+        ch.get("sampler")
+            .and_then(|s| s.as_u64())
+            .and_then(|s| samplers.get(s as usize)),
+    ) else {
+        return true;
+    };
+    let Some(output) = sampler.get("output").and_then(|o| o.as_u64()) else {
+        return true;
+    };
+    let Ok(rest) = tree.local_trs(node) else {
+        return true;
+    };
+    let (ty, reference): (&str, Vec<f32>) = match path {
+        "translation" => ("VEC3", rest.translation.to_array().to_vec()),
+        "scale" => ("VEC3", rest.scale.to_array().to_vec()),
+        _ => ("VEC4", rest.rotation.to_array().to_vec()),
+    };
+    let Ok(values) = doc.floats(output as usize, "skipped channel", &[ty]) else {
+        return true;
+    };
+    let cubic = sampler.get("interpolation").and_then(|i| i.as_str()) == Some("CUBICSPLINE");
+    values.data.chunks(reference.len()).enumerate().any(|(k, v)| {
+        let tangent = cubic && k % 3 != 1;
+        v.iter().zip(&reference).any(|(a, b)| {
+            let target = if tangent { 0.0 } else { *b };
+            (a - target).abs() > 1e-5 * (1.0 + target.abs())
+        })
+    })
 }
 
 fn read_channel(
@@ -41,23 +105,23 @@ fn read_channel(
     apath: &str,
     joint_of_node: &HashMap<usize, usize>,
     baked: &HashMap<usize, Mat4>,
-) -> Result<Option<Channel>, Fail> {
+) -> Result<Read, Fail> {
     let ch = json::object(ch, cpath)?;
     let tpath = format!("{cpath}.target");
     let target = json::object(ch.get("target").unwrap_or(&serde_json::Value::Null), &tpath)?;
     let Some(node) = json::opt_index(target, "node", &tpath)? else {
-        return Ok(None); // Targets given by extensions (KHR_animation_pointer) are not joints.
+        return Ok(Read::Skipped); // Targets given by extensions (KHR_animation_pointer).
     };
     if node >= doc.nodes.len() {
         return Err(fail(format!("{tpath}.node: node {node} does not exist")));
     }
     let path = json::opt_str(target, "path", &tpath)?.unwrap_or("");
-    let Some(&joint) = joint_of_node.get(&node) else {
-        return Ok(None);
-    };
     if !matches!(path, "translation" | "rotation" | "scale") {
-        return Ok(None);
+        return Ok(Read::Skipped);
     }
+    let Some(&joint) = joint_of_node.get(&node) else {
+        return Ok(Read::OtherNode(node));
+    };
     let s = json::req_index(ch, "sampler", cpath)?;
     let spath = format!("{apath}.samplers[{s}]");
     let sampler = json::item(samplers, s, "sampler", &format!("{cpath}.sampler"))?;
@@ -133,7 +197,7 @@ fn read_channel(
             }
         }
     };
-    Ok(Some(Channel {
+    Ok(Read::Joint(Channel {
         joint,
         interpolation,
         times,

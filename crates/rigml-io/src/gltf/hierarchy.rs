@@ -53,20 +53,23 @@ impl Hierarchy {
                 *slot = Some(i);
             }
         }
-        // A cycle never reaches a root: walking up more steps than there are nodes means one.
+        // Walk up from each node; meeting a node of the current walk again is a cycle.
+        // Each node is walked once (0 = unseen, 1 = on this walk, 2 = reaches a root).
+        let mut state = vec![0u8; nodes.len()];
         for start in 0..nodes.len() {
-            let mut at = start;
-            for _ in 0..=nodes.len() {
-                match parent[at] {
-                    Some(p) => at = p,
-                    None => break,
+            let mut walk = Vec::new();
+            let mut at = Some(start);
+            while let Some(n) = at {
+                match state[n] {
+                    2 => break,
+                    1 => return Err(fail(format!("nodes[{n}]: the node hierarchy has a cycle through it"))),
+                    _ => {}
                 }
+                state[n] = 1;
+                walk.push(n);
+                at = parent[n];
             }
-            if parent[at].is_some() {
-                return Err(fail(format!(
-                    "nodes[{start}]: the node hierarchy has a cycle through it"
-                )));
-            }
+            walk.into_iter().for_each(|n| state[n] = 2);
         }
         let global = globals(&nodes, &parent);
         let order = scene_order(doc, &nodes, &parent)?;

@@ -12,6 +12,14 @@
 //!
 //! **Writing**: one mesh with one primitive per part (vertex order round-trips), a node per
 //! joint, one skin, and one sampler per clip channel; output passes the Khronos validator.
+//! Two things glTF cannot say travel in primitive `extras`, read back by rigml: `rigml_part`
+//! (the part's name) and `rigml_unskinned` (vertices without influences, which are written
+//! with weight 1 on joint 0 because glTF requires weights summing to 1). Clips without
+//! channels are not written (glTF requires at least one channel).
+//!
+//! Repairs: NaN skin weights (Quaternius Bee, Wasp, Crab) are refused by [`read`]; with
+//! [`ReadOptions::repair`] those vertices become unskinned and [`ReadOutcome::warnings`] says
+//! so.
 
 mod accessor;
 mod animation;
@@ -50,7 +58,8 @@ pub struct ReadOptions {
 #[derive(Debug, Clone)]
 pub struct ReadOutcome {
     pub character: Character,
-    /// One line per repair, each starting with the JSON path it concerns.
+    /// One line per repair or dropped motion (a channel animating a node that is not a
+    /// joint), each starting with the JSON path it concerns.
     pub warnings: Vec<String>,
 }
 
@@ -90,7 +99,7 @@ fn parse(bytes: &[u8], path: &Path, options: ReadOptions) -> Result<ReadOutcome,
     let root = json::object(&value, "(root)")?;
     check_asset(root)?;
     let base_dir = path.parent().unwrap_or(Path::new("."));
-    let doc = Doc::new(root, container.bin, base_dir)?;
+    let doc = Doc::new(root, container.bin, base_dir, bytes.len())?;
     let tree = Hierarchy::read(&doc)?;
 
     let skinned: Vec<usize> = tree
@@ -141,8 +150,9 @@ fn parse(bytes: &[u8], path: &Path, options: ReadOptions) -> Result<ReadOutcome,
             add_node_mesh(&mut meshes, &doc, &tree, n, &place)?;
         }
     }
-    let (mesh, skin, warnings) = meshes.finish();
-    let clips = animation::read_clips(&doc, &built.joint_of_node, &built.baked)?;
+    let (mesh, skin, mut warnings) = meshes.finish();
+    let (clips, clip_warnings) = animation::read_clips(&doc, &tree, &built.joint_of_node, &built.baked)?;
+    warnings.extend(clip_warnings);
     let skeleton: Skeleton = built.skeleton;
     let name = path
         .file_stem()

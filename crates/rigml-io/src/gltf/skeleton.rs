@@ -9,8 +9,13 @@ use glam::{DMat4, Mat4};
 use rigml_core::{Skeleton, Transform};
 use std::collections::{HashMap, HashSet};
 
-/// Relative tolerance when comparing bind-space ratios of different skins.
-const BIND_TOLERANCE: f64 = 1e-4;
+/// Relative tolerance when checking that one skin's bind ratio is the same for all its joints
+/// (exporters' f32 noise is ~1e-8 here).
+const BIND_TOLERANCE: f64 = 1e-5;
+
+/// A ratio this close to identity is identity: positions stay exactly as stored. It must be
+/// tight: node scales of 100 magnify a small offset in bind space (Quaternius Suit: 7e-5).
+const IDENTITY_TOLERANCE: f64 = 1e-7;
 
 /// The skeleton and how the file's skins map onto it.
 pub(super) struct SkeletonBuild {
@@ -175,7 +180,7 @@ fn bind_space(
             let r = common.inverse() * *m;
             match ratio {
                 None => ratio = Some((r, k)),
-                Some((r0, k0)) if !close(&r, &r0) => {
+                Some((r0, k0)) if !close(&r, &r0, BIND_TOLERANCE) => {
                     return Err(fail(format!(
                         "skins[{s}].inverseBindMatrices: joints[{k0}] and joints[{k}] are bound in different spaces \
                          from the skin listed first for them; cannot merge into one skeleton"
@@ -184,7 +189,9 @@ fn bind_space(
                 Some(_) => {}
             }
         }
-        let r = ratio.map(|(r, _)| r).filter(|r| !close(r, &DMat4::IDENTITY));
+        let r = ratio
+            .map(|(r, _)| r)
+            .filter(|r| !close(r, &DMat4::IDENTITY, IDENTITY_TOLERANCE));
         let r_inv = r.map(|r| r.inverse());
         for (&slot, m) in slots.iter().zip(mats) {
             if let Some(entry) = ibm.get_mut(slot).filter(|e| e.is_none()) {
@@ -197,34 +204,29 @@ fn bind_space(
     Ok((ibm.into_iter().map(|m| m.map(|m| m.as_mat4())).collect(), maps))
 }
 
-fn close(a: &DMat4, b: &DMat4) -> bool {
+fn close(a: &DMat4, b: &DMat4, tolerance: f64) -> bool {
     let scale = b.to_cols_array().iter().fold(1.0f64, |s, x| s.max(x.abs()));
     let err = (*a - *b).to_cols_array().iter().fold(0.0f64, |s, x| s.max(x.abs()));
-    err <= BIND_TOLERANCE * scale
+    err <= tolerance * scale
 }
 
 /// Joints in no skin (nodes between joints) keep their rest offset from their parent's bind.
 fn fill_missing_binds(ibm: Vec<Option<Mat4>>, parents: &[Option<usize>], rest: &[Transform]) -> Vec<Mat4> {
     let mut out: Vec<Option<Mat4>> = ibm;
-    // Parents of between-nodes may themselves be between-nodes listed later: repeat until done.
-    for _ in 0..out.len() {
-        let mut changed = false;
-        for j in 0..out.len() {
-            if out[j].is_some() {
-                continue;
-            }
-            let local = rest.get(j).map_or(Mat4::IDENTITY, Transform::to_mat4);
-            let parent_ibm = match parents.get(j).copied().flatten() {
-                Some(p) => out.get(p).copied().flatten(),
-                None => Some(Mat4::IDENTITY),
-            };
-            if let Some(pi) = parent_ibm {
-                out[j] = Some(local.inverse() * pi);
-                changed = true;
-            }
+    // Parents of between-nodes may be between-nodes listed later: walk up to a known bind,
+    // then fill the chain downwards (the hierarchy is acyclic, so the walk ends).
+    for start in 0..out.len() {
+        let mut chain = Vec::new();
+        let mut at = Some(start);
+        while let Some(j) = at.filter(|&j| out.get(j).is_some_and(Option::is_none)) {
+            chain.push(j);
+            at = parents.get(j).copied().flatten();
         }
-        if !changed {
-            break;
+        let mut above = at.and_then(|p| out.get(p).copied().flatten()).unwrap_or(Mat4::IDENTITY);
+        for &j in chain.iter().rev() {
+            let local = rest.get(j).map_or(Mat4::IDENTITY, Transform::to_mat4);
+            above = local.inverse() * above;
+            out[j] = Some(above);
         }
     }
     out.into_iter().map(|m| m.unwrap_or(Mat4::IDENTITY)).collect()
@@ -233,15 +235,16 @@ fn fill_missing_binds(ibm: Vec<Option<Mat4>>, parents: &[Option<usize>], rest: &
 /// Node names, made unique (`name`, `name_1`, …) as the skeleton requires.
 fn unique_names(tree: &Hierarchy, nodes: &[usize]) -> Vec<String> {
     let mut seen = HashSet::new();
+    let mut next_suffix: HashMap<String, usize> = HashMap::new();
     nodes
         .iter()
         .map(|&n| {
             let base = tree.name(n);
             let mut name = base.clone();
-            let mut k = 1;
             while !seen.insert(name.clone()) {
+                let k = next_suffix.entry(base.clone()).or_insert(1);
                 name = format!("{base}_{k}");
-                k += 1;
+                *k += 1;
             }
             name
         })

@@ -257,7 +257,12 @@ fn non_joint_ancestors_are_baked_into_the_root_and_its_channels() {
         "channels": [{"sampler": 0, "target": {"node": 0, "path": "rotation"}},
                      {"sampler": 1, "target": {"node": 0, "path": "translation"}},
                      {"sampler": 0, "target": {"node": 3, "path": "rotation"}}]}]);
-    let c = read_glb(&b.glb(doc));
+    let outcome = from_bytes_with(&b.glb(doc), &path(), ReadOptions::default()).unwrap();
+    assert_eq!(
+        outcome.warnings,
+        vec!["animations[0].channels[2]: animates nodes[3] (Armature), which is not a joint; that motion is dropped"]
+    );
+    let c = outcome.character;
     let armature_m = Mat4::from_scale_rotation_translation(Vec3::splat(100.0), armature, Vec3::X);
     let world = c.skeleton.rest_world();
     let expect_spine = armature_m * Mat4::from_translation(Vec3::Y);
@@ -552,4 +557,35 @@ fn damaged_files_never_panic() {
         }
         let _ = from_bytes(&bytes, &path());
     }
+}
+
+#[test]
+fn one_accessor_shared_by_many_nodes_cannot_exhaust_memory() {
+    // 40 nodes × 3M zero-filled components from ~2 kB of JSON: refused, not allocated.
+    let nodes: Vec<Value> = (0..40).map(|_| json!({"mesh": 0})).collect();
+    let doc = json!({
+        "asset": {"version": "2.0"},
+        "nodes": nodes,
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "mode": 0}]}],
+        "accessors": [{"componentType": 5126, "count": 1_000_000, "type": "VEC3"}]
+    });
+    let err = error(doc.to_string().as_bytes());
+    assert!(err.contains("decoding would exceed"), "{err}");
+}
+
+#[test]
+fn joint_matrices_are_decomposed_and_shear_is_refused() {
+    let mut b = Builder::default();
+    let mut doc = skinned(&mut b, json!({}));
+    let m = Mat4::from_scale_rotation_translation(Vec3::splat(2.0), Quat::from_rotation_y(0.3), Vec3::X);
+    doc["nodes"][1]["matrix"] = json!(m.to_cols_array());
+    doc["nodes"][1].as_object_mut().unwrap().remove("translation");
+    let c = read_glb(&b.glb(doc.clone()));
+    assert!(c.skeleton.rest_local[1].to_mat4().abs_diff_eq(m, 1e-5));
+
+    let mut sheared = Mat4::IDENTITY.to_cols_array();
+    sheared[4] = 0.5; // x depends on y
+    doc["nodes"][1]["matrix"] = json!(sheared);
+    let err = error(&b.glb(doc));
+    assert!(err.contains("nodes[1].matrix: transform has shear"), "{err}");
 }
