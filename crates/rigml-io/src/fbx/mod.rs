@@ -1,0 +1,222 @@
+//! FBX reader (binary and ASCII FBX, through the `ufbx` crate).
+//!
+//! What a [`Character`] gets from an FBX file:
+//! - **mesh**: every mesh node that has a skin deformer, in scene node order, one
+//!   [`MeshPart`](rigml_core::MeshPart) per node. Vertices are the FBX *control points* (ufbx
+//!   `mesh.vertices`), so skin weights are per control point exactly as in the file; polygons are
+//!   triangulated with ufbx's triangulator. Positions are in the model space of the skeleton's
+//!   bind pose (see the `mesh` module). Normals and UVs are per face corner in FBX; they are kept
+//!   only when every control point of every part has a single value (otherwise the attribute is
+//!   left empty). Mesh nodes without a skin deformer in a file that has skinned ones (props
+//!   parented to bones) are not read. A file without any skin deformer gives all its mesh nodes,
+//!   unskinned.
+//! - **skeleton**: the bone nodes of the skin clusters plus the nodes that connect them up to
+//!   their common ancestor (see the `skeleton` module); without clusters, the nodes with a bone
+//!   attribute.
+//! - **skin**: the deformers' weights, capped at
+//!   [`DEFAULT_MAX_INFLUENCES`](rigml_core::DEFAULT_MAX_INFLUENCES).
+//! - **clips**: one per animation stack, sampled at the scene frame rate into linear TRS
+//!   channels for every joint (see the `anim` module).
+//!
+//! Space: ufbx converts the scene to glTF conventions on load — right-handed, Y up, +Z front,
+//! metres — with `SpaceConversion::ModifyGeometry`: the unit scale is applied to vertex data and
+//! translations instead of being left as a scale on the root, so joints keep unit scale and
+//! every matrix we read (node, cluster and bind-pose matrices) is already in metres, Y up.
+//!
+//! No input panics: ufbx errors become [`IoError::Parse`] with ufbx's own message, every index
+//! read from the file is checked, and the result is validated before it is returned.
+
+mod anim;
+mod mesh;
+mod skeleton;
+
+use crate::error::read_file;
+use crate::IoError;
+use rigml_core::glam::DMat4;
+use rigml_core::Character;
+use std::path::Path;
+
+/// Read an FBX file into a validated character.
+pub fn read(path: &Path) -> Result<Character, IoError> {
+    let bytes = read_file(path)?;
+    from_bytes(&bytes, path)
+}
+
+/// Parse FBX bytes; `path` names the source in errors and gives the character its name.
+pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Character, IoError> {
+    let scene = ufbx::load_memory(bytes, load_options()).map_err(|e| IoError::parse(path, ufbx_message(&e)))?;
+    let ctx = Ctx { path };
+    check_warnings(&ctx, &scene)?;
+
+    let skinned = mesh::skinned_mesh_nodes(&scene);
+    let (mesh_nodes, bone_nodes, binds) = if skinned.is_empty() {
+        // No skin at all: keep the geometry and the bone hierarchy as they are.
+        let meshes = scene
+            .nodes
+            .iter()
+            .filter(|n| n.mesh.is_some())
+            .map(|n| n.element.typed_id);
+        let bones = scene
+            .nodes
+            .iter()
+            .filter(|n| n.bone.is_some())
+            .map(|n| n.element.typed_id);
+        (meshes.collect(), bones.collect(), skeleton::ClusterBinds::new())
+    } else {
+        let (bones, binds) = mesh::cluster_bone_nodes(&ctx, &scene, &skinned)?;
+        (skinned, bones, binds)
+    };
+
+    let joints = skeleton::build(&ctx, &scene, &bone_nodes, &binds)?;
+    let (mesh, skin) = mesh::build(&ctx, &scene, &mesh_nodes, &joints, &binds)?;
+    let clips = anim::clips(&ctx, &scene, &joints)?;
+
+    let character = Character {
+        name: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        mesh,
+        skeleton: joints.skeleton,
+        skin,
+        clips,
+    };
+    character.validate().map_err(|e| IoError::invalid(path, e))?;
+    Ok(character)
+}
+
+/// The load options: glTF axes and units, conversion baked into geometry and transforms.
+fn load_options() -> ufbx::LoadOpts<'static> {
+    ufbx::LoadOpts {
+        target_axes: ufbx::CoordinateAxes {
+            right: ufbx::CoordinateAxis::PositiveX,
+            up: ufbx::CoordinateAxis::PositiveY,
+            front: ufbx::CoordinateAxis::PositiveZ,
+        },
+        target_unit_meters: 1.0,
+        space_conversion: ufbx::SpaceConversion::ModifyGeometry,
+        // ufbx clamps bad indices and records a warning, which `check_warnings` turns into an
+        // error naming the element (ufbx's own abort only says "Failed to load").
+        index_error_handling: ufbx::IndexErrorHandling::Clamp,
+        ..Default::default()
+    }
+}
+
+/// Refuse files that ufbx could only load by changing data: clamped indices and truncated arrays.
+fn check_warnings(ctx: &Ctx, scene: &ufbx::Scene) -> Result<(), IoError> {
+    for warning in scene.metadata.warnings.iter() {
+        let what = match warning.type_ {
+            ufbx::WarningType::IndexClamped => "index out of range",
+            ufbx::WarningType::TruncatedArray => "array shorter than declared",
+            _ => continue,
+        };
+        let element = scene
+            .elements
+            .get(warning.element_id as usize)
+            .map(|e| format!(" in {:?} '{}'", e.type_, e.name))
+            .unwrap_or_default();
+        return Err(ctx.err(format!(
+            "{what}{element} ({} time(s); ufbx: {})",
+            warning.count, warning.description
+        )));
+    }
+    Ok(())
+}
+
+/// ufbx's description of a load error (message, details and error kind on one line), read
+/// without trusting it to be valid UTF-8.
+fn ufbx_message(error: &ufbx::Error) -> String {
+    let mut buf = [0u8; 1024];
+    let n = ufbx::format_error(&mut buf, error).min(buf.len());
+    let text = String::from_utf8_lossy(&buf[..n]);
+    // The first line is `ufbx vX.Y.Z error: <description> (<details>)`; later lines, when ufbx
+    // was built with them, are its internal call stack.
+    let first = text.lines().next().unwrap_or("").trim_matches(char::from(0)).trim();
+    let message = first.split_once("error: ").map_or(first, |(_, m)| m).trim();
+    let kind = format!("{:?}", error.type_);
+    if message.is_empty() {
+        format!("not a readable FBX file ({kind})")
+    } else {
+        format!("{message} [ufbx: {kind}]")
+    }
+}
+
+/// What every part of the reader needs to report errors.
+pub(crate) struct Ctx<'a> {
+    pub path: &'a Path,
+}
+
+impl Ctx<'_> {
+    pub fn err(&self, message: impl Into<String>) -> IoError {
+        IoError::parse(self.path, message)
+    }
+}
+
+/// A ufbx matrix (column-major 3×4 affine, f64) as a glam 4×4.
+pub(crate) fn dmat(m: &ufbx::Matrix) -> DMat4 {
+    DMat4::from_cols_array(&[
+        m.m00, m.m10, m.m20, 0.0, m.m01, m.m11, m.m21, 0.0, m.m02, m.m12, m.m22, 0.0, m.m03, m.m13, m.m23, 1.0,
+    ])
+}
+
+/// Name of a node for messages and joint names.
+pub(crate) fn node_name(node: &ufbx::Node) -> String {
+    node.element.name.to_string()
+}
+
+#[cfg(test)]
+mod ascii_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn garbage_is_an_error_naming_the_file() {
+        let path = Path::new("garbage.fbx");
+        let err = from_bytes(b"this is not an fbx file at all", path).unwrap_err();
+        let text = err.to_string();
+        eprintln!("{text}");
+        assert!(text.starts_with("garbage.fbx: "), "{text}");
+        assert!(matches!(err, IoError::Parse { .. }), "{text}");
+    }
+
+    #[test]
+    fn empty_input_is_an_error() {
+        let err = from_bytes(&[], Path::new("empty.fbx")).unwrap_err();
+        eprintln!("{err}");
+        assert!(err.to_string().starts_with("empty.fbx: "), "{err}");
+    }
+
+    #[test]
+    fn truncated_binary_header_is_an_error() {
+        let mut bytes = b"Kaydara FBX Binary  \0\x1a\0".to_vec();
+        bytes.extend_from_slice(&7400u32.to_le_bytes());
+        bytes.extend_from_slice(&[0xff; 10]);
+        let err = from_bytes(&bytes, Path::new("cut.fbx")).unwrap_err();
+        eprintln!("{err}");
+        assert!(err.to_string().starts_with("cut.fbx: "), "{err}");
+    }
+
+    #[test]
+    fn missing_file_is_a_read_error() {
+        let err = read(Path::new("/nonexistent/dir/none.fbx")).unwrap_err();
+        assert!(matches!(err, IoError::Read { .. }), "{err}");
+    }
+
+    #[test]
+    fn matrix_conversion_keeps_translation_in_the_last_column() {
+        let m = ufbx::Matrix {
+            m00: 1.0,
+            m11: 1.0,
+            m22: 1.0,
+            m03: 1.0,
+            m13: 2.0,
+            m23: 3.0,
+            ..Default::default()
+        };
+        let d = dmat(&m);
+        assert_eq!(d.w_axis.truncate(), rigml_core::glam::DVec3::new(1.0, 2.0, 3.0));
+        assert_eq!(d.determinant(), 1.0);
+    }
+}

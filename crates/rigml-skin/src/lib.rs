@@ -1,0 +1,43 @@
+//! Skin-weight solvers: given a mesh and a skeleton in its bind pose, compute a [`Skin`].
+//!
+//! Every solver implements [`SkinSolver`]; post-processing (smoothing, pruning to N influences,
+//! normalisation, island fallback) is shared by all of them.
+
+use rigml_core::{CoreError, Mesh, Skeleton, Skin};
+use thiserror::Error;
+
+/// Why a solver could not produce weights.
+#[derive(Debug, Error)]
+pub enum SkinError {
+    #[error("the mesh is empty")]
+    EmptyMesh,
+    #[error("the skeleton has no joints")]
+    NoJoints,
+    #[error("{0}")]
+    Invalid(#[from] CoreError),
+    #[error("{solver}: {problem}")]
+    Failed { solver: &'static str, problem: String },
+}
+
+/// Settings every solver honours.
+#[derive(Debug, Clone, Copy)]
+pub struct SolveOptions {
+    /// Influence cap of the output (METRICS.md §4 failure 5 checks it).
+    pub max_influences: usize,
+}
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        Self { max_influences: 4 }
+    }
+}
+
+/// A method that computes skin weights for a mesh bound to a skeleton (bind pose).
+pub trait SkinSolver: Sync {
+    /// Short name used on the command line and in reports (`nearest`, `heat`, `voxel`).
+    fn name(&self) -> &'static str;
+
+    /// Weights for every vertex of `mesh` over the joints of `skeleton`: one row per vertex,
+    /// normalised, at most `options.max_influences` entries, no vertex left without weight.
+    fn solve(&self, mesh: &Mesh, skeleton: &Skeleton, options: &SolveOptions) -> Result<Skin, SkinError>;
+}
