@@ -2,6 +2,7 @@
 //! format OUT's extension names.
 
 use anyhow::Result;
+use rigml_core::Character;
 use rigml_io::{Format, IoError, SaveOptions};
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -10,9 +11,9 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
-  rigml convert Knight.glb Knight.gltf
-  rigml convert Knight.glb Knight2.glb --max-influences 2
-  rigml convert Fox.glb Fox.gltf --force   (writes Fox.gltf and Fox.bin)")]
+  rigml convert Knight.fbx Knight.glb --max-influences 4
+  rigml convert Fox.glb Fox.gltf --force   (writes Fox.gltf and Fox.bin)
+  rigml convert 12_01_walk.bvh walk.glb")]
 pub struct Args {
     /// The file to read.
     pub input: PathBuf,
@@ -24,10 +25,6 @@ pub struct Args {
     /// Keep at most N influences per vertex (the heaviest), renormalised to sum 1.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub max_influences: Option<u16>,
-    /// Load glTF files with NaN skin weights by making those vertices unskinned (each repair
-    /// is printed) instead of refusing them.
-    #[arg(long)]
-    pub repair: bool,
 }
 
 /// Load, prune, save; returns what was done.
@@ -35,9 +32,10 @@ pub fn run(args: &Args) -> Result<String> {
     let mut out = String::new();
     // Check the output extension before the (possibly slow) load.
     let output_format = Format::from_path(&args.output)?;
-    let (mut character, repairs) = crate::load(&args.input, args.repair)?;
-    for r in &repairs {
-        let _ = writeln!(out, "repaired: {r}");
+    let loaded = rigml_io::load_with_warnings(&args.input)?;
+    let mut character = loaded.character;
+    for warning in &loaded.warnings {
+        let _ = writeln!(out, "repaired: {}: {warning}", args.input.display());
     }
     if let Some(cap) = args.max_influences {
         let cap = usize::from(cap);
@@ -64,7 +62,7 @@ pub fn run(args: &Args) -> Result<String> {
     rigml_io::save(&character, &args.output, SaveOptions { force: args.force })?;
     let _ = writeln!(
         out,
-        "wrote {} ({}): {} vertices, {} triangles, {} joints, {} clips",
+        "wrote {} ({}): character with {} vertices, {} triangles, {} joints, {} clip(s)",
         args.output.display(),
         crate::inspect::format_name(output_format),
         character.mesh.vertex_count(),
@@ -72,18 +70,28 @@ pub fn run(args: &Args) -> Result<String> {
         character.skeleton.joint_count(),
         character.clips.len()
     );
-    if let Some(lost) = dropped_by(output_format) {
+    if let Some(lost) = dropped_by(output_format, &character) {
         let _ = writeln!(out, "note: {lost}");
     }
     Ok(out)
 }
 
-/// What a format cannot hold, to warn that the conversion drops it.
-fn dropped_by(format: Format) -> Option<&'static str> {
+/// What a format cannot hold of this character, to warn that the conversion dropped it.
+fn dropped_by(format: Format, character: &Character) -> Option<String> {
+    let extra_clips = character.clips.len().saturating_sub(1);
     match format {
-        Format::Obj => Some("OBJ holds only the mesh: skeleton, skin and clips were not written"),
-        Format::Bvh => Some("BVH holds only the skeleton and motion: mesh and skin were not written"),
-        Format::RigNet => Some("RigNet rig files hold no animation: clips were not written"),
+        Format::Obj => Some("OBJ holds only the mesh: skeleton, skin and clips were not written".to_string()),
+        Format::Bvh => Some(format!(
+            "BVH holds only the skeleton and one clip: mesh, skin{} were not written",
+            if extra_clips > 0 {
+                format!(" and the {extra_clips} clip(s) after the first")
+            } else {
+                String::new()
+            }
+        )),
+        Format::RigNet if !character.clips.is_empty() => {
+            Some("RigNet rig files hold no animation: clips were not written".to_string())
+        }
         _ => None,
     }
 }

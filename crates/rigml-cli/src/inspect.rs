@@ -22,10 +22,6 @@ pub struct Args {
     /// Print one machine-readable JSON object instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Load glTF files with NaN skin weights by making those vertices unskinned (listed under
-    /// "repairs") instead of refusing them.
-    #[arg(long)]
-    pub repair: bool,
 }
 
 /// Everything `inspect` reports; its JSON form is the `--json` output.
@@ -45,7 +41,7 @@ struct Report {
     size: f32,
     /// Non-fatal problems (`Character::problems`), as sentences.
     problems: Vec<String>,
-    /// What `--repair` changed while reading, one sentence per repair (empty without it).
+    /// What the reader repaired (e.g. NaN skin weights loaded as unskinned), one line each.
     repairs: Vec<String>,
 }
 
@@ -110,9 +106,9 @@ struct Bounds {
 /// Load the file and describe it, as text or JSON.
 pub fn run(args: &Args) -> Result<String> {
     let format = Format::from_path(&args.file)?;
-    let (character, repairs) = crate::load(&args.file, args.repair)?;
-    let mut report = Report::new(&args.file.display().to_string(), format, &character);
-    report.repairs = repairs;
+    let loaded = rigml_io::load_with_warnings(&args.file)?;
+    let mut report = Report::new(&args.file.display().to_string(), format, &loaded.character);
+    report.repairs = loaded.warnings;
     if args.json {
         Ok(serde_json::to_string_pretty(&report)? + "\n")
     } else {

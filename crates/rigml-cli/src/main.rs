@@ -9,11 +9,7 @@ mod demo;
 mod inspect;
 
 use clap::{Parser, Subcommand};
-use rigml_core::Character;
-use rigml_io::gltf::ReadOptions;
-use rigml_io::{Format, IoError};
 use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
@@ -21,7 +17,7 @@ Examples:
   rigml demo                          write ./rigml-demo.glb, a procedural walking humanoid
   rigml inspect rigml-demo.glb        summarise mesh, joints, skin, clips and problems
   rigml inspect Fox.glb --json        the same as one JSON object
-  rigml convert Knight.glb Knight2.glb --max-influences 2";
+  rigml convert Knight.fbx Knight.glb --max-influences 4";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
@@ -52,19 +48,6 @@ fn main() -> ExitCode {
             let _ = writeln!(std::io::stderr(), "error: {error:#}");
             ExitCode::FAILURE
         }
-    }
-}
-
-/// Read a file for a subcommand. With `repair`, glTF files whose weights are NaN load with
-/// those vertices unskinned instead of failing; the repairs come back as sentences (other
-/// readers have nothing to repair and return none).
-fn load(path: &Path, repair: bool) -> Result<(Character, Vec<String>), IoError> {
-    match Format::from_path(path)? {
-        Format::Gltf | Format::Glb if repair => {
-            let outcome = rigml_io::gltf::read_with(path, ReadOptions { repair: true })?;
-            Ok((outcome.character, outcome.warnings))
-        }
-        _ => Ok((rigml_io::load(path)?, Vec::new())),
     }
 }
 
