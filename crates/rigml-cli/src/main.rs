@@ -45,10 +45,24 @@ fn main() -> ExitCode {
         Ok(text) => print(&text),
         Err(error) => {
             // If even stderr is gone there is no one left to tell; still exit non-zero.
-            let _ = writeln!(std::io::stderr(), "error: {error:#}");
+            let _ = writeln!(std::io::stderr(), "error: {}", error_message(&error));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes on one line, each cause once: library errors already quote their
+/// source (`file: No such file or directory`), so a cause whose text is already there is skipped.
+fn error_message(error: &anyhow::Error) -> String {
+    let mut message = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !message.contains(&cause) {
+            message.push_str(": ");
+            message.push_str(&cause);
+        }
+    }
+    message
 }
 
 /// Write the result to stdout. A closed pipe (`rigml inspect x | head`) is not an error;
