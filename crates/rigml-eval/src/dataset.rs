@@ -82,7 +82,8 @@ impl Dataset {
             let get = |name: &str| find(name).and_then(|c| fields.get(c)).map_or("", |s| s.trim());
             let count = |name: &str| -> Result<Option<usize>, EvalError> {
                 let s = get(name);
-                if s.is_empty() {
+                // The manifest writes `n/a(not parsed)` where its builder could not count.
+                if s.is_empty() || s.starts_with("n/a") {
                     return Ok(None);
                 }
                 s.parse()
@@ -120,7 +121,7 @@ impl Dataset {
     pub fn select(&self, kind: Option<&str>, split: Option<&str>) -> Vec<&AssetRow> {
         self.rows
             .iter()
-            .filter(|r| kind.map_or(true, |k| r.kind == k) && split.map_or(true, |s| r.split == s))
+            .filter(|r| kind.is_none_or(|k| r.kind == k) && split.is_none_or(|s| r.split == s))
             .collect()
     }
 }
@@ -140,6 +141,11 @@ mod tests {
         assert_eq!(d.rows[0].path, PathBuf::from("/data/c/a.glb"));
         assert_eq!(d.rows[0].vertices, Some(12));
         assert_eq!(d.rows[1].vertices, None);
+        let na = "id\tkind\tsplit\tpath\tformat\tvertices\nx\tsequence\ttrain\tp\tabc\tn/a(not parsed)\n";
+        assert_eq!(
+            Dataset::parse(na, Path::new("m.tsv"), Path::new("")).unwrap().rows[0].vertices,
+            None
+        );
         assert_eq!(d.select(Some("character"), Some("val")).len(), 1);
         assert_eq!(d.select(None, Some("train")).len(), 0);
     }

@@ -117,8 +117,8 @@ pub fn jitter(frames: &[Vec<Vec3>], hip_height: f32, fps: f32) -> Option<f64> {
     let dt3 = (1.0 / f64::from(fps)).powi(3);
     let (mut sum, mut count) = (0.0f64, 0usize);
     for w in frames.windows(4) {
-        for j in 0..joints {
-            let d = w[3][j] - 3.0 * w[2][j] + 3.0 * w[1][j] - w[0][j];
+        for (((a, b), c), d) in w[0].iter().zip(&w[1]).zip(&w[2]).zip(&w[3]) {
+            let d = *d - 3.0 * *c + 3.0 * *b - *a;
             sum += f64::from(d.length()) / f64::from(hip_height) / dt3;
             count += 1;
         }

@@ -167,7 +167,7 @@ pub fn check_rows(
 /// Check 7 of §4.
 pub fn check_time(wall: Duration, vertex_count: usize) -> Option<Failure> {
     let limit = time_limit(vertex_count);
-    (wall > limit).then(|| Failure::TimeLimit {
+    (wall > limit).then_some(Failure::TimeLimit {
         seconds: wall.as_secs_f64(),
         limit: limit.as_secs_f64(),
     })

@@ -23,7 +23,7 @@ pub fn anchor_frame(frames: &[Vec<Vec3>], triangles: &[[u32; 3]]) -> Option<usiz
     let mut best: Option<(usize, f64)> = None;
     for (t, f) in frames.iter().enumerate() {
         let a = total_area(f, triangles);
-        if best.map_or(true, |(_, b)| a > b) {
+        if best.is_none_or(|(_, b)| a > b) {
             best = Some((t, a));
         }
     }
@@ -250,15 +250,11 @@ pub fn hungarian(cost: &[f64], rows: usize, cols: usize) -> Vec<Option<usize>> {
         }
     }
     let mut out = vec![None; rows];
-    for j in 1..=m {
-        if p[j] == 0 {
+    for (j, &row) in p.iter().enumerate().skip(1) {
+        if row == 0 {
             continue;
         }
-        let (r, c) = if transpose {
-            (j - 1, p[j] - 1)
-        } else {
-            (p[j] - 1, j - 1)
-        };
+        let (r, c) = if transpose { (j - 1, row - 1) } else { (row - 1, j - 1) };
         out[r] = Some(c);
     }
     out

@@ -16,6 +16,19 @@ pub struct JointSet {
 }
 
 impl JointSet {
+    /// Bind-pose joints of `skeleton` in §1 units: `(p - centre) · scale`, where `centre` and
+    /// `scale` come from the GT mesh ([`crate::deformation::normalisation`]) for both skeletons.
+    pub fn from_skeleton(skeleton: &rigml_core::Skeleton, centre: Vec3, scale: f32) -> JointSet {
+        JointSet {
+            positions: skeleton
+                .bind_positions()
+                .iter()
+                .map(|p| (*p - centre) * scale)
+                .collect(),
+            parents: skeleton.parents.clone(),
+        }
+    }
+
     /// Bones `(parent position, child position)`; parents out of range are skipped.
     pub fn bones(&self) -> Vec<(Vec3, Vec3)> {
         self.parents
@@ -194,5 +207,16 @@ mod tests {
         assert_eq!(r.joint_count_error, 1);
         assert!((r.cd_j2j - 0.005).abs() < 1e-7, "{}", r.cd_j2j);
         assert!(score(&JointSet::default(), &gt).is_none());
+    }
+
+    #[test]
+    fn from_skeleton_normalises() {
+        // Chain joints at x = 0, 1, 2; centre (1,0,0), scale 1/2 -> x = -.5, 0, .5.
+        let s = JointSet::from_skeleton(&crate::deformation::tests::chain(), Vec3::X, 0.5);
+        assert_eq!(
+            s.positions,
+            vec![Vec3::new(-0.5, 0.0, 0.0), Vec3::ZERO, Vec3::new(0.5, 0.0, 0.0)]
+        );
+        assert_eq!(s.bones().len(), 2);
     }
 }

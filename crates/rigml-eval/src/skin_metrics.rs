@@ -70,7 +70,9 @@ impl PreparedGt {
     /// Normalise every row and build the top-4 variant (METRICS.md §1).
     pub fn new(rows: &[Row]) -> PreparedGt {
         let full: Vec<Option<Row>> = rows.iter().map(|r| normalise(r)).collect();
-        let top4 = full.iter().map(|r| r.as_ref().and_then(|r| top_k(r, TOP_K))).collect();
+        // From the raw rows, exactly as predictions are prepared, so that GT against itself is
+        // bit-identical (normalising twice can move a weight by one ulp).
+        let top4 = rows.iter().map(|r| top_k(r, TOP_K)).collect();
         let unskinned = full.iter().filter(|r| r.is_none()).count();
         PreparedGt { full, top4, unskinned }
     }
