@@ -38,6 +38,42 @@ pub fn normalisation(points: &[Vec3]) -> Option<(Vec3, f32)> {
     Some(((lo + hi) * 0.5, 1.0 / longest))
 }
 
+/// The §1 normalisation of the **rest-posed** mesh: the GT skin applied at the skeleton's rest
+/// pose, AABB over the skinned vertices (all vertices when none is skinned).
+///
+/// Deformed positions live in the skeleton's posed space, which need not be the space the mesh
+/// is stored in: FBX2glTF exports (the Quaternius assets) keep the mesh in a bind space 100×
+/// smaller than the armature's. Normalising the stored positions would then inflate every
+/// distance 100-fold; the rest-posed mesh is in the same space as the deformed one, and equals
+/// the stored mesh whenever bind = rest.
+pub fn rest_normalisation(
+    positions: &[Vec3],
+    skeleton: &Skeleton,
+    gt: &Skin,
+    skinned: &[bool],
+) -> Result<Option<(Vec3, f32)>, String> {
+    if gt.vertex_count() != positions.len() || skinned.len() != positions.len() {
+        return Err(format!(
+            "vertex counts differ: mesh {}, GT skin {}, mask {}",
+            positions.len(),
+            gt.vertex_count(),
+            skinned.len()
+        ));
+    }
+    let joints = skeleton.joint_count();
+    if gt.rows().flatten().any(|i| i.joint as usize >= joints) {
+        return Err(format!("GT skin uses a joint beyond the {joints} of the skeleton"));
+    }
+    let m = skinning_matrices(skeleton, &Pose::rest(skeleton)).map_err(|e| e.to_string())?;
+    let rest = lbs(positions, gt, &m);
+    let skinned_points: Vec<Vec3> = rest.iter().zip(skinned).filter(|(_, &s)| s).map(|(p, _)| *p).collect();
+    Ok(if skinned_points.is_empty() {
+        normalisation(&rest)
+    } else {
+        normalisation(&skinned_points)
+    })
+}
+
 /// Pose set (a): [`RANDOM_POSES`] poses seeded by `fnv1a64(asset_id)`.
 ///
 /// Draw order: poses `k = 0..K`, then joints in file order; roots make no draws and keep their
@@ -314,6 +350,20 @@ pub(crate) mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(d.max, 0.0);
+    }
+
+    #[test]
+    fn rest_normalisation_uses_the_posed_space() {
+        // Root rest scale 2, inverse binds of the unscaled chain: the rest-posed mesh is the
+        // stored one doubled, x 0..6 -> s = 1/6 (stored: 1/3). With bind = rest it is 1/3.
+        let mut s = chain();
+        let gt = skin(&gt_rows());
+        let (_, plain) = rest_normalisation(&positions(), &s, &gt, &[true; 4]).unwrap().unwrap();
+        assert!((plain - 1.0 / 3.0).abs() < 1e-6);
+        s.rest_local[0].scale = Vec3::splat(2.0);
+        let (_, scaled) = rest_normalisation(&positions(), &s, &gt, &[true; 4]).unwrap().unwrap();
+        assert!((scaled - 1.0 / 6.0).abs() < 1e-6, "{scaled}");
+        assert!(rest_normalisation(&positions()[..2], &s, &gt, &[true; 2]).is_err());
     }
 
     #[test]

@@ -145,7 +145,13 @@ fn scatter(
     }
     let mut chart = builder.build_cartesian_2d(0f64..xmax, 0f64..ymax).map_err(e)?;
     if text {
-        chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw().map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .draw()
+            .map_err(e)?;
     }
     for (i, (name, points)) in series.iter().enumerate() {
         let colour = Palette99::pick(i).to_rgba();

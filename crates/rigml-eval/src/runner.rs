@@ -151,10 +151,13 @@ fn prepare(row: &AssetRow, options: &Options) -> Result<Prepared, String> {
     let gt = PreparedGt::new(&skin_metrics::rows_of(skin));
     let joints = character.skeleton.joint_count();
     let gt_top4 = top4_skin(&gt.top4, joints).map_err(|e| format!("ground truth: {e}"))?;
-    let (_, scale) = deformation::normalisation(&character.mesh.positions)
+    let skinned: Vec<bool> = gt.full.iter().map(Option::is_some).collect();
+    // Bind space (the stored mesh) for bone lengths; rest-posed space for deformation.
+    let (_, bind_scale) = deformation::normalisation(&character.mesh.positions)
         .ok_or("mesh has no extent (empty, flat to a point or not finite)")?;
-    let skinned = gt.full.iter().map(Option::is_some).collect();
-    let end_sites = robustness::zero_length_end_sites(&character.skeleton, scale);
+    let (_, scale) = deformation::rest_normalisation(&character.mesh.positions, &character.skeleton, skin, &skinned)?
+        .ok_or("rest-posed mesh has no extent (flat to a point or not finite)")?;
+    let end_sites = robustness::zero_length_end_sites(&character.skeleton, bind_scale);
     let (random_poses, clip_poses) = if options.deformation {
         (
             deformation::random_poses(&row.id, &character.skeleton),

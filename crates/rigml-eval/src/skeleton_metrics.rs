@@ -16,8 +16,10 @@ pub struct JointSet {
 }
 
 impl JointSet {
-    /// Bind-pose joints of `skeleton` in §1 units: `(p - centre) · scale`, where `centre` and
-    /// `scale` come from the GT mesh ([`crate::deformation::normalisation`]) for both skeletons.
+    /// Bind-pose joints of `skeleton` in §1 units: `(p - centre) · scale`. Joints are compared in
+    /// the space the mesh is stored in (where a rigging method places them), so `centre` and
+    /// `scale` come from the stored GT mesh ([`crate::deformation::normalisation`] of
+    /// `mesh.positions`) and are applied to both skeletons.
     pub fn from_skeleton(skeleton: &rigml_core::Skeleton, centre: Vec3, scale: f32) -> JointSet {
         JointSet {
             positions: skeleton

@@ -46,12 +46,14 @@ fn gt_is_perfect_and_perturbed_is_worse_on_val() {
     let dataset = Dataset::open(&data_dir()).unwrap();
     let rows = dataset.select(Some("character"), Some("val"));
     assert!(!rows.is_empty());
-    // GT skins by character name, for the solver closures (which never see the GT skin).
+    // GT skins for the solver closures (which never see the GT skin), keyed by name and vertex
+    // count: `Ranger.glb` and `Ranger.fbx` share the name.
+    let key = |c: &Character| format!("{}#{}", c.name, c.mesh.vertex_count());
     let mut skins: HashMap<String, (Character, Skin)> = HashMap::new();
     for r in &rows {
         if let Ok(c) = rigml_io::load(&r.path) {
             if let Some(s) = c.skin.clone() {
-                skins.insert(c.name.clone(), (c, s));
+                skins.insert(key(&c), (c, s));
             }
         }
     }
@@ -64,10 +66,10 @@ fn gt_is_perfect_and_perturbed_is_worse_on_val() {
     let (a, b) = (skins.clone(), skins.clone());
     let methods = [
         Method::solver("gt", declared, move |c| {
-            a.get(&c.name).map(|s| s.1.clone()).ok_or("unknown".into())
+            a.get(&key(c)).map(|s| s.1.clone()).ok_or("unknown".into())
         }),
         Method::solver("perturbed", declared, move |c| {
-            b.get(&c.name).map(|(c, s)| perturb(c, s)).ok_or("unknown".into())
+            b.get(&key(c)).map(|(c, s)| perturb(c, s)).ok_or("unknown".into())
         }),
     ];
     let mut seen = 0;
@@ -117,6 +119,10 @@ fn gt_is_perfect_and_perturbed_is_worse_on_val() {
     assert!(report.write_to(dir.path(), false).is_err(), "overwrote without force");
     let again = rigml_eval::evaluate(&rows, &methods, &Options::default(), &mut |_| {});
     assert_eq!(report.per_asset_csv(), again.per_asset_csv());
+    if let Ok(out) = std::env::var("RIGML_EVAL_OUT") {
+        // For a person to look at: `RIGML_EVAL_OUT=/tmp/x cargo test -p rigml-eval --test val_split`.
+        report.write_to(std::path::Path::new(&out), true).unwrap();
+    }
     let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(summary.contains("## deform_a_p95"));
 }
