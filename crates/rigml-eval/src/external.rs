@@ -124,6 +124,59 @@ pub fn read_npz(path: &Path) -> Result<ExternalWeights, EvalError> {
     })
 }
 
+/// Write `rows` as an `.npz` that [`read_npz`] (and NumPy) reads: `weights` float32 `(N, J)`
+/// and `joint_names` `<U` strings. Used to hand the ground truth (or any skin) to external tools
+/// and to round-trip their results. Atomic; an existing file is replaced only with `force`.
+pub fn write_npz(path: &Path, joint_names: &[String], rows: &[Row], force: bool) -> Result<(), EvalError> {
+    use npyz::WriterBuilder;
+    use std::io::Write;
+    let j = joint_names.len();
+    let mut dense = vec![0.0f32; rows.len() * j];
+    for (v, row) in rows.iter().enumerate() {
+        for &(c, w) in row {
+            let slot = dense
+                .get_mut(v * j + c as usize)
+                .filter(|_| (c as usize) < j)
+                .ok_or_else(|| EvalError::weights(path, format!("vertex {v}: joint {c} of {j}")))?;
+            *slot += w;
+        }
+    }
+    let bad = |e: &dyn std::fmt::Display| EvalError::weights(path, format!("writing npz: {e}"));
+    let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    let mut npy = Vec::new();
+    {
+        let mut w = npyz::WriteOptions::new()
+            .default_dtype()
+            .shape(&[rows.len() as u64, j as u64])
+            .writer(&mut npy)
+            .begin_nd()
+            .map_err(|e| bad(&e))?;
+        w.extend(dense).map_err(|e| bad(&e))?;
+        w.finish().map_err(|e| bad(&e))?;
+    }
+    zip.start_file("weights.npy", opts).map_err(|e| bad(&e))?;
+    zip.write_all(&npy).map_err(|e| bad(&e))?;
+    let width = joint_names.iter().map(|n| n.chars().count()).max().unwrap_or(0).max(1);
+    let dtype = npyz::DType::Plain(format!("<U{width}").parse().map_err(|e| bad(&e))?);
+    let mut npy = Vec::new();
+    {
+        let mut w = npyz::WriteOptions::<String>::new()
+            .dtype(dtype)
+            .shape(&[j as u64])
+            .writer(&mut npy)
+            .begin_nd()
+            .map_err(|e| bad(&e))?;
+        w.extend(joint_names.iter().cloned()).map_err(|e| bad(&e))?;
+        w.finish().map_err(|e| bad(&e))?;
+    }
+    zip.start_file("joint_names.npy", opts).map_err(|e| bad(&e))?;
+    zip.write_all(&npy).map_err(|e| bad(&e))?;
+    let bytes = zip.finish().map_err(|e| bad(&e))?.into_inner();
+    rigml_io::atomic::write(path, &bytes, force)?;
+    Ok(())
+}
+
 /// Re-index `ext` to the GT skeleton's joints by exact name. A joint missing from the GT is an
 /// error if any vertex gives it weight (the weight cannot be compared), otherwise ignored;
 /// a vertex-count mismatch is an error.
@@ -234,6 +287,15 @@ mod tests {
         assert_eq!(ext.joint_names, names(&["root", "tip"]));
         assert_eq!(ext.rows, vec![vec![(0, 1.0)], vec![(0, 0.25), (1, 0.75)]]);
         std::fs::write(dir.path().join("bad.npz"), b"not a zip").unwrap();
+        // write_npz round trip, and no clobbering without force.
+        let out = dir.path().join("rt.npz");
+        let rows = vec![vec![(1, 0.5), (0, 0.5)], vec![]];
+        write_npz(&out, &names(&["a", "bone.001"]), &rows, false).unwrap();
+        let back = read(&out).unwrap();
+        assert_eq!(back.joint_names, names(&["a", "bone.001"]));
+        assert_eq!(back.rows, vec![vec![(0, 0.5), (1, 0.5)], vec![]]);
+        assert!(write_npz(&out, &names(&["a"]), &[], false).is_err());
+        assert!(write_npz(&out, &names(&["a"]), &[vec![(3, 1.0)]], true).is_err());
         assert!(read(&dir.path().join("bad.npz")).is_err());
     }
 }

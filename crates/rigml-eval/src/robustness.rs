@@ -111,12 +111,18 @@ pub fn zero_length_end_sites(skeleton: &Skeleton, scale: f32) -> Vec<usize> {
 
 /// Checks 2–6 of §4 on raw output rows (as emitted, before any renormalisation). Returns the
 /// first failure of each cause, in check order; empty = passed.
+///
+/// `gt_unskinned` (empty = none) marks vertices that are unskinned in the ground truth: the
+/// zero-weight check (3) skips them, since §1 leaves them out of every weight metric and a
+/// method that also leaves them unweighted (a weapon mesh, say) matches the GT there. Every
+/// other check applies to all vertices.
 pub fn check_rows(
     rows: &[Row],
     vertex_count: usize,
     joint_count: usize,
     declared: Declared,
     end_sites: &[usize],
+    gt_unskinned: &[bool],
 ) -> Vec<Failure> {
     let mut out = Vec::new();
     if rows.len() != vertex_count {
@@ -141,7 +147,9 @@ pub fn check_rows(
         }
         let sum: f64 = row.iter().map(|e| f64::from(e.1)).sum();
         if sum < ZERO_SUM {
-            push(Failure::ZeroWeight { vertex: v });
+            if !gt_unskinned.get(v).copied().unwrap_or(false) {
+                push(Failure::ZeroWeight { vertex: v });
+            }
         } else if (sum - 1.0).abs() > SUM_TOLERANCE {
             push(Failure::SumNotOne { vertex: v, sum });
         }
@@ -253,7 +261,7 @@ mod tests {
     #[test]
     fn clean_rows_pass() {
         let rows = vec![vec![(0, 0.5), (1, 0.5)], vec![(1, 1.0)]];
-        assert!(check_rows(&rows, 2, 2, FREE, &[]).is_empty());
+        assert!(check_rows(&rows, 2, 2, FREE, &[], &[]).is_empty());
     }
 
     #[test]
@@ -265,7 +273,7 @@ mod tests {
             vec![(0, 0.2), (1, 0.2), (2, 0.2), (3, 0.2), (4, 0.2)],
             vec![(5, 1.0)],
         ];
-        let f = check_rows(&rows, 5, 6, FREE, &[5]);
+        let f = check_rows(&rows, 5, 6, FREE, &[5], &[]);
         assert_eq!(
             causes(&f),
             vec![
@@ -277,13 +285,20 @@ mod tests {
             ]
         );
         // |0.9 - 1| = 0.1 > 1e-4; within tolerance passes.
-        assert!(check_rows(&[vec![(0, 0.99995)]], 1, 1, FREE, &[]).is_empty());
-        assert_eq!(causes(&check_rows(&[], 1, 1, FREE, &[])), vec!["shape"]);
+        assert!(check_rows(&[vec![(0, 0.99995)]], 1, 1, FREE, &[], &[]).is_empty());
+        assert_eq!(causes(&check_rows(&[], 1, 1, FREE, &[], &[])), vec!["shape"]);
         let no_claim = Declared {
             cap: 4,
             ignores_end_sites: false,
         };
-        assert!(check_rows(&[vec![(5, 1.0)]], 1, 6, no_claim, &[5]).is_empty());
+        assert!(check_rows(&[vec![(5, 1.0)]], 1, 6, no_claim, &[5], &[]).is_empty());
+        // An empty row where the GT is unskinned too is not a zero-weight failure.
+        let rows = vec![vec![], vec![(0, 1.0)]];
+        assert!(check_rows(&rows, 2, 1, FREE, &[], &[true, false]).is_empty());
+        assert_eq!(
+            causes(&check_rows(&rows, 2, 1, FREE, &[], &[false, false])),
+            vec!["zero_weight"]
+        );
     }
 
     #[test]

@@ -214,7 +214,8 @@ fn run_method(row: &AssetRow, p: &Prepared, method: &Method, options: &Options) 
             return result;
         }
     };
-    result.failures = robustness::check_rows(&rows, n, joints, method.declared, &p.end_sites);
+    let gt_unskinned: Vec<bool> = p.skinned.iter().map(|s| !s).collect();
+    result.failures = robustness::check_rows(&rows, n, joints, method.declared, &p.end_sites, &gt_unskinned);
     if let Some(f) = robustness::check_time(std::time::Duration::from_secs_f64(run.wall_s), n) {
         result.failures.push(f);
     }

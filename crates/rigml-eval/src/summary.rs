@@ -87,7 +87,14 @@ pub fn summary_md(report: &Report) -> String {
         .collect();
     let _ = writeln!(s, "| any | {} |", totals.join(" | "));
     for (cause, counts) in &causes {
-        let cells: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
+        let cells: Vec<String> = counts
+            .iter()
+            .zip(methods)
+            .map(|(c, m)| {
+                let n = report.of(m).count().max(1);
+                format!("{c} ({:.1} %)", 100.0 * *c as f64 / n as f64)
+            })
+            .collect();
         let _ = writeln!(s, "| {cause} | {} |", cells.join(" | "));
     }
 

@@ -126,3 +126,46 @@ fn gt_is_perfect_and_perturbed_is_worse_on_val() {
     let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(summary.contains("## deform_a_p95"));
 }
+
+/// External weights: the GT of every loadable val character exported as `<asset id>.npz`
+/// (`external::write_npz`), read back through `ExternalFiles::from_dir` and scored: perfect.
+/// An asset without a file is a failure of cause `error`, not a crash.
+#[test]
+fn external_npz_of_the_gt_scores_perfectly() {
+    let dataset = Dataset::open(&data_dir()).unwrap();
+    let rows = dataset.select(Some("character"), Some("val"));
+    let dir = tempfile::tempdir().unwrap();
+    let mut written = Vec::new();
+    for r in &rows {
+        let Ok(c) = rigml_io::load(&r.path) else { continue };
+        let Some(skin) = &c.skin else { continue };
+        let path = dir.path().join(format!("{}.npz", r.id));
+        rigml_eval::external::write_npz(
+            &path,
+            &c.skeleton.names,
+            &rigml_eval::skin_metrics::rows_of(skin),
+            false,
+        )
+        .unwrap();
+        written.push(r.id.clone());
+    }
+    assert!(!written.is_empty());
+    // Leave one asset without its file.
+    let missing = written.pop().unwrap();
+    std::fs::remove_file(dir.path().join(format!("{missing}.npz"))).unwrap();
+    let files = rigml_eval::ExternalFiles::from_dir(dir.path()).unwrap();
+    let methods = [Method::external("gt-npz", files)];
+    let report = rigml_eval::evaluate(&rows, &methods, &Options::default(), &mut |_| {});
+    for r in &report.results {
+        if r.asset == missing {
+            assert_eq!(r.failures.len(), 1);
+            assert_eq!(r.failures[0].cause(), "error");
+            continue;
+        }
+        assert!(r.failures.is_empty(), "{}: {:?}", r.asset, r.failures);
+        let s = r.raw.unwrap();
+        assert_eq!((s.precision, s.recall), (1.0, 1.0), "{}", r.asset);
+        assert!(s.l1 < 1e-5, "{}: {}", r.asset, s.l1);
+        assert!(r.deform_random.unwrap().max < 1e-5, "{}", r.asset);
+    }
+}
