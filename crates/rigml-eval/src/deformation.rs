@@ -298,6 +298,30 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn random_pose_draw_order_and_formula() {
+        // Re-derive pose 1, joint 2 by hand from the raw stream: the root makes no draws, so
+        // pose 0 takes draws 0..6 (joint 1: 0..3, joint 2: 3..6) and pose 1 joint 2 takes 9..12.
+        // A uniform is (next_u64 >> 11) · 2^-53.
+        use rand::RngCore;
+        let mut rng = ChaCha8Rng::seed_from_u64(fnv1a64(b"asset"));
+        let u: Vec<f64> = (0..12)
+            .map(|_| (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64))
+            .collect();
+        let (u1, u2, u3) = (u[9], u[10], u[11]);
+        let z = 2.0 * u1 - 1.0;
+        let phi = 2.0 * std::f64::consts::PI * u2;
+        let r = (1.0 - z * z).sqrt();
+        let axis = Vec3::new((r * phi.cos()) as f32, (r * phi.sin()) as f32, z as f32);
+        let expected = Quat::from_axis_angle(axis.normalize(), (std::f64::consts::FRAC_PI_4 * u3) as f32);
+        let s = chain();
+        let got = random_poses("asset", &s)[1].local[2].rotation;
+        assert!(
+            got.abs_diff_eq(s.rest_local[2].rotation * expected, 1e-6),
+            "{got:?} {expected:?}"
+        );
+    }
+
+    #[test]
     fn identical_weights_deform_identically() {
         let s = chain();
         let gt = skin(&gt_rows());
