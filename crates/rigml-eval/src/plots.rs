@@ -65,8 +65,7 @@ fn e<E: std::fmt::Debug>(err: E) -> String {
 }
 
 /// Bars of `values` (one per method, `None` skipped), each its own colour with a legend.
-fn bar_chart(path: &Path, title: &str, methods: &[String], values: &[Option<f64>]) -> Result<(), String> {
-    let text = fonts();
+fn bar_chart(path: &Path, text: bool, title: &str, methods: &[String], values: &[Option<f64>]) -> Result<(), String> {
     let root = BitMapBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(e)?;
     let top = values.iter().flatten().copied().fold(0.0f64, f64::max);
@@ -120,12 +119,12 @@ fn bar_chart(path: &Path, title: &str, methods: &[String], values: &[Option<f64>
 /// Points per method (`x`, `y`), one colour each.
 fn scatter(
     path: &Path,
+    text: bool,
     title: &str,
     x_desc: &str,
     y_desc: &str,
     series: &[(String, Vec<(f64, f64)>)],
 ) -> Result<(), String> {
-    let text = fonts();
     let root = BitMapBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(e)?;
     let all = series
@@ -179,6 +178,7 @@ fn scatter(
 pub fn write_plots(report: &Report, dir: &Path, force: bool) -> Result<Vec<PathBuf>, EvalError> {
     let mut written = Vec::new();
     let methods = &report.methods;
+    let text = fonts();
     for metric in METRICS {
         let values: Vec<Option<f64>> = methods
             .iter()
@@ -189,7 +189,9 @@ pub fn write_plots(report: &Report, dir: &Path, force: bool) -> Result<Vec<PathB
         }
         let path = dir.join(format!("{}.png", metric.name));
         let title = format!("{} ({} is better)", metric.name, metric.better);
-        written.push(atomic_png(&path, force, |p| bar_chart(p, &title, methods, &values))?);
+        written.push(atomic_png(&path, force, |p| {
+            bar_chart(p, text, &title, methods, &values)
+        })?);
     }
     let per_method = |f: &dyn Fn(&crate::report::AssetResult) -> Option<f64>| -> Vec<(String, Vec<(f64, f64)>)> {
         methods
@@ -209,6 +211,7 @@ pub fn write_plots(report: &Report, dir: &Path, force: bool) -> Result<Vec<PathB
     written.push(atomic_png(&path, force, |p| {
         scatter(
             p,
+            text,
             "Deform p95 (pose set a) vs vertex count",
             "vertices",
             "Deform p95 (normalised)",
@@ -218,7 +221,33 @@ pub fn write_plots(report: &Report, dir: &Path, force: bool) -> Result<Vec<PathB
     let time = per_method(&|r| r.wall_s);
     let path = dir.join("time_vs_vertices.png");
     written.push(atomic_png(&path, force, |p| {
-        scatter(p, "Wall time vs vertex count", "vertices", "wall time (s)", &time)
+        scatter(p, text, "Wall time vs vertex count", "vertices", "wall time (s)", &time)
     })?);
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charts_draw_with_and_without_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let methods = vec!["a".to_string(), "b".to_string()];
+        let series = vec![("a".to_string(), vec![(10.0, 0.5), (2000.0, 0.25)])];
+        let texts: &[bool] = if fonts() { &[false, true] } else { &[false] };
+        for &text in texts {
+            let bar = dir.path().join(format!("bar{text}.png"));
+            bar_chart(&bar, text, "t", &methods, &[Some(0.5), None]).unwrap();
+            let pts = dir.path().join(format!("pts{text}.png"));
+            scatter(&pts, text, "t", "x", "y", &series).unwrap();
+            for p in [bar, pts] {
+                let bytes = std::fs::read(&p).unwrap();
+                assert_eq!(&bytes[1..4], b"PNG", "{}", p.display());
+            }
+        }
+        // No clobbering without force.
+        let p = dir.path().join("barfalse.png");
+        assert!(atomic_png(&p, false, |_| Ok(())).is_err());
+    }
 }
