@@ -39,6 +39,11 @@ pub struct RenderOptions {
     /// Weight difference drawn full red in comparisons (smaller differences are grey to
     /// yellow to orange). Default 0.5.
     pub difference_scale: f32,
+    /// Weight renders and comparisons draw the mesh skinned by the skeleton's rest pose (how
+    /// viewers show the file; some files, e.g. Khronos RiggedFigure, keep their bind-space
+    /// mesh lying down and stand it up with the root's rest rotation). `false` draws the raw
+    /// bind-space positions. Default true. Pose sheets draw the poses they are given.
+    pub rest_pose: bool,
 }
 
 impl Default for RenderOptions {
@@ -48,6 +53,7 @@ impl Default for RenderOptions {
             size: 512,
             views: vec![View::Front, View::Side, View::Back],
             difference_scale: 0.5,
+            rest_pose: true,
         }
     }
 }
@@ -73,13 +79,14 @@ pub fn render_weights(character: &Character, options: &RenderOptions) -> Result<
 pub fn render_weights_frame(character: &Character, options: &RenderOptions) -> Result<Frame, VizError> {
     let skin = checked(character, options, options.views.len())?;
     let colours = vertex_colours(character, skin, options.mode)?;
-    let positions = &character.mesh.positions;
+    let positions = display_positions(character, skin, options)?;
+    let positions = positions.as_slice();
     let cells = options
         .views
         .iter()
         .map(|&view| {
             Ok((
-                positions.as_slice(),
+                positions,
                 colours.as_slice(),
                 camera(character, view, &[positions], options)?,
             ))
@@ -106,14 +113,7 @@ pub fn render_pose_sheet(
     let deformed = poses
         .iter()
         .enumerate()
-        .map(|(index, pose)| {
-            let matrices = skinning_matrices(&character.skeleton, pose).map_err(|source| VizError::BadPose {
-                name: character.name.clone(),
-                index,
-                source,
-            })?;
-            Ok(lbs(&character.mesh.positions, skin, &matrices))
-        })
+        .map(|(index, pose)| deform(character, skin, pose, index))
         .collect::<Result<Vec<Vec<Vec3>>, VizError>>()?;
     let sets: Vec<&[Vec3]> = deformed.iter().map(Vec::as_slice).collect();
     let mut cells = Vec::with_capacity(sets.len() * options.views.len());
@@ -124,8 +124,9 @@ pub fn render_pose_sheet(
     Ok(grid(character, &cells, poses.len(), options.size).image)
 }
 
-/// Compare two weight sets on the character's bind-pose mesh: A in the first row, B in the
-/// second, their per-vertex difference (see [`Comparison::difference`]) in the third.
+/// Compare two weight sets on the character's mesh (in the rest pose skinned by A when
+/// `options.rest_pose`, else in bind space): A in the first row, B in the second, their
+/// per-vertex difference (see [`Comparison::difference`]) in the third.
 pub fn render_compare(
     character: &Character,
     a: &Skin,
@@ -148,7 +149,8 @@ pub fn render_compare(
         .map(|v| row_difference(a.influences(v), b.influences(v), options.mode))
         .collect();
     let colours_d: Vec<Vec3> = diff.iter().map(|&d| difference(d, options.difference_scale)).collect();
-    let positions = character.mesh.positions.as_slice();
+    let positions = display_positions(character, a, options)?;
+    let positions = positions.as_slice();
     let cameras = options
         .views
         .iter()
@@ -248,6 +250,26 @@ fn row_difference(a: &[rigml_core::Influence], b: &[rigml_core::Influence], mode
                 .sum();
             0.5 * (in_a + only_b)
         }
+    }
+}
+
+/// The mesh deformed by `pose` (linear blend skinning); `index` names the pose in errors.
+fn deform(character: &Character, skin: &Skin, pose: &Pose, index: usize) -> Result<Vec<Vec3>, VizError> {
+    let matrices = skinning_matrices(&character.skeleton, pose).map_err(|source| VizError::BadPose {
+        name: character.name.clone(),
+        index,
+        source,
+    })?;
+    Ok(lbs(&character.mesh.positions, skin, &matrices))
+}
+
+/// The positions weight renders show: rest-pose skinned, or bind space (see
+/// [`RenderOptions::rest_pose`]).
+fn display_positions(character: &Character, skin: &Skin, options: &RenderOptions) -> Result<Vec<Vec3>, VizError> {
+    if options.rest_pose {
+        deform(character, skin, &Pose::rest(&character.skeleton), 0)
+    } else {
+        Ok(character.mesh.positions.clone())
     }
 }
 
