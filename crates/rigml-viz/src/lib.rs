@@ -17,5 +17,5 @@ pub use output::{encode_png, save_png};
 pub use raster::{Camera, Frame, RgbaImage, View, NO_TRIANGLE};
 pub use render::{
     poses_from_clip, render_compare, render_pose_sheet, render_weights, render_weights_frame, vertex_colours,
-    Comparison, RenderOptions, WeightMode, MAX_PANELS, MAX_SIZE, MIN_SIZE,
+    Comparison, RenderOptions, WeightMode, MAX_PANELS, MAX_PIXELS, MAX_SIZE, MIN_SIZE,
 };

@@ -16,6 +16,8 @@ pub const MIN_SIZE: u32 = 16;
 pub const MAX_SIZE: u32 = 4096;
 /// Most panels in one image (views × poses, or views × 3 for comparisons).
 pub const MAX_PANELS: usize = 256;
+/// Most pixels in one image (about 400 MB of buffers while rendering).
+pub const MAX_PIXELS: u64 = 1 << 26;
 
 /// What the vertex colours show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -290,6 +292,15 @@ fn checked_shape(character: &Character, options: &RenderOptions, panels: usize) 
     if options.views.is_empty() || panels > MAX_PANELS {
         return Err(VizError::BadSize {
             what: format!("{panels} panels requested; 1..={MAX_PANELS} allowed (and at least one view)"),
+        });
+    }
+    let pixels = panels as u64 * options.size as u64 * options.size as u64;
+    if pixels > MAX_PIXELS {
+        return Err(VizError::BadSize {
+            what: format!(
+                "{panels} panels of {0}x{0} px make {pixels} pixels; at most {MAX_PIXELS} allowed",
+                options.size
+            ),
         });
     }
     character.validate().map_err(|source| VizError::Invalid {

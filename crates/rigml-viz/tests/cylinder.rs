@@ -294,6 +294,12 @@ fn bad_requests_are_errors_not_panics() {
         };
         assert!(matches!(render_weights(&c, &opts), Err(VizError::BadSize { .. })));
     }
+    let huge = RenderOptions {
+        size: 4096,
+        views: vec![View::Front; 5],
+        ..options(WeightMode::Dominant)
+    };
+    assert!(matches!(render_weights(&c, &huge), Err(VizError::BadSize { .. })));
     let no_views = RenderOptions {
         views: vec![],
         ..options(WeightMode::Dominant)
