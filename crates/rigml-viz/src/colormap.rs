@@ -88,7 +88,7 @@ fn hsv(h: f32, s: f32, v: f32) -> Vec3 {
 /// Read a heat value back from a (possibly shaded) heat-map pixel: the value whose viridis
 /// colour has the nearest chromaticity (colour divided by brightness, so Lambert shading
 /// cancels). `None` for transparent pixels. Meant for statistics over renders and for tests;
-/// accurate to about ±0.03.
+/// accurate to about ±0.05 (8-bit rounding of dark, shaded pixels).
 pub fn heat_value(pixel: [u8; 4]) -> Option<f32> {
     if pixel[3] == 0 {
         return None;
