@@ -7,6 +7,7 @@
 mod convert;
 mod demo;
 mod inspect;
+mod render;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -17,7 +18,8 @@ Examples:
   rigml demo                          write ./rigml-demo.glb, a procedural walking humanoid
   rigml inspect rigml-demo.glb        summarise mesh, joints, skin, clips and problems
   rigml inspect Fox.glb --json        the same as one JSON object
-  rigml convert Knight.fbx Knight.glb --max-influences 4";
+  rigml convert Knight.fbx Knight.glb --max-influences 4
+  rigml render Fox.glb --all --poses 6 -o fox.png";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
@@ -32,6 +34,7 @@ enum Command {
     Inspect(inspect::Args),
     Convert(convert::Args),
     Demo(demo::Args),
+    Render(render::Args),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(&args),
         Command::Convert(args) => convert::run(&args),
         Command::Demo(args) => demo::run(&args),
+        Command::Render(args) => render::run(&args),
     };
     match result {
         Ok(text) => print(&text),

@@ -324,3 +324,68 @@ fn convert_fbx_to_glb_keeps_the_character() {
     );
     assert!(r["skin"]["influences_max"].as_u64().unwrap() <= 4);
 }
+
+#[test]
+fn render_draws_a_joint_a_pose_sheet_and_a_comparison() {
+    let (dir, _) = demo_dir();
+    let cwd = dir.path();
+    let out = rigml(
+        cwd,
+        &[
+            "render",
+            "out/rigml-demo.glb",
+            "--joint",
+            "leftUpperLeg",
+            "--size",
+            "128",
+            "-o",
+            "leg.png",
+        ],
+    );
+    assert_ok(&out);
+    assert!(stdout(&out).contains("384x128"), "{}", stdout(&out));
+    let out = rigml(
+        cwd,
+        &[
+            "render",
+            "out/rigml-demo.glb",
+            "--poses",
+            "3",
+            "--size",
+            "64",
+            "-o",
+            "sheet.png",
+        ],
+    );
+    assert_ok(&out);
+    let out = rigml(
+        cwd,
+        &[
+            "render",
+            "out/rigml-demo.glb",
+            "--compare",
+            "out/rigml-demo.glb",
+            "--size",
+            "64",
+            "-o",
+            "cmp.png",
+        ],
+    );
+    assert_ok(&out);
+    assert!(
+        stdout(&out).contains("max 0.0000"),
+        "identical weights differ: {}",
+        stdout(&out)
+    );
+    for png in ["leg.png", "sheet.png", "cmp.png"] {
+        assert!(std::fs::read(cwd.join(png)).unwrap().starts_with(b"\x89PNG"), "{png}");
+    }
+    assert_clean_failure(
+        &rigml(cwd, &["render", "out/rigml-demo.glb", "-o", "leg.png"]),
+        "leg.png",
+    );
+    assert_clean_failure(
+        &rigml(cwd, &["render", "out/rigml-demo.glb", "--joint", "tail", "-o", "x.png"]),
+        "out/rigml-demo.glb",
+    );
+}
