@@ -3,7 +3,7 @@
 //! buffers give an error naming the accessor instead of a panic.
 
 use super::container;
-use super::json::{self, fail, Fail, Obj};
+use super::json::{self, at, fail, Fail, Here, Obj};
 use serde_json::Value;
 use std::cell::{Cell, OnceCell};
 use std::path::Path;
@@ -145,46 +145,52 @@ impl<'a> Doc<'a> {
 
     /// Accessor `index` as floats (normalised integers mapped to [0,1] / [-1,1]), checking its
     /// type is one of `types` (`"VEC3"`, …). `referrer` is the JSON path that named it.
-    pub fn floats(&self, index: usize, referrer: &str, types: &[&str]) -> Result<Values<f32>, Fail> {
-        let (raw, width, component, normalized) = self.raw(index, referrer, types)?;
-        let data = raw
-            .into_iter()
-            .map(|r| if normalized { component.normalize(r) } else { r } as f32)
-            .collect();
+    pub fn floats(&self, index: usize, referrer: impl Here, types: &[&str]) -> Result<Values<f32>, Fail> {
+        let (data, width, _) = self.raw(index, referrer, types, |component, normalized| {
+            move |r| if normalized { component.normalize(r) } else { r } as f32
+        })?;
         Ok(Values { data, width })
     }
 
     /// Accessor `index` as unsigned integers (indices, joints); float components are refused.
-    pub fn ints(&self, index: usize, referrer: &str, types: &[&str]) -> Result<Values<u32>, Fail> {
-        let (raw, width, component, _) = self.raw(index, referrer, types)?;
+    pub fn ints(&self, index: usize, referrer: impl Here, types: &[&str]) -> Result<Values<u32>, Fail> {
+        let (data, width, component) = self.raw(index, referrer, types, |_, _| |r| r as u32)?;
         if matches!(component, Component::F32 | Component::I8 | Component::I16) {
             return Err(fail(format!(
                 "accessors[{index}] ({referrer}): component type {component:?} where unsigned integers are required"
             )));
         }
-        let data = raw.into_iter().map(|r| r as u32).collect();
         Ok(Values { data, width })
     }
 
-    fn raw(&self, index: usize, referrer: &str, types: &[&str]) -> Result<(Vec<f64>, usize, Component, bool), Fail> {
+    /// Decode accessor `index`, turning each raw component value (exact in f64) into a `T`
+    /// with the conversion `convert` makes for the accessor's component type and `normalized`.
+    fn raw<T: Copy, C: Fn(f64) -> T>(
+        &self,
+        index: usize,
+        referrer: impl Here,
+        types: &[&str],
+        convert: impl FnOnce(Component, bool) -> C,
+    ) -> Result<(Vec<T>, usize, Component), Fail> {
         let acc = json::item(self.accessors, index, "accessor", referrer)?;
-        let here = format!("accessors[{index}] ({referrer})");
-        let code = json::req_index(acc, "componentType", &here)?;
+        let here = at(move |f| write!(f, "accessors[{index}] ({referrer})"));
+        let code = json::req_index(acc, "componentType", here)?;
         let component = Component::from_code(code)
             .ok_or_else(|| fail(format!("{here}.componentType: {code} is not a glTF component type")))?;
-        let ty = json::opt_str(acc, "type", &here)?.ok_or_else(|| fail(format!("{here}: missing \"type\"")))?;
+        let ty = json::opt_str(acc, "type", here)?.ok_or_else(|| fail(format!("{here}: missing \"type\"")))?;
         if !types.contains(&ty) {
             return Err(fail(format!(
                 "{here}.type: {ty} where {} is required",
                 types.join(" or ")
             )));
         }
-        let normalized = json::flag(acc, "normalized", &here)?;
-        let layout = layout(ty, component, json::req_index(acc, "count", &here)?, &here)?;
-        let byte_offset = json::opt_index(acc, "byteOffset", &here)?.unwrap_or(0);
-        let mut data = match json::opt_index(acc, "bufferView", &here)? {
+        let normalized = json::flag(acc, "normalized", here)?;
+        let convert = convert(component, normalized);
+        let layout = layout(ty, component, json::req_index(acc, "count", here)?, here)?;
+        let byte_offset = json::opt_index(acc, "byteOffset", here)?.unwrap_or(0);
+        let mut data = match json::opt_index(acc, "bufferView", here)? {
             Some(view) => {
-                let (bytes, stride) = self.view(view, &format!("{here}.bufferView"))?;
+                let (bytes, stride) = self.view(view, json::join(here, "bufferView"))?;
                 let stride = stride.unwrap_or(layout.elem_size);
                 if stride < layout.elem_size {
                     return Err(fail(format!(
@@ -192,14 +198,14 @@ impl<'a> Doc<'a> {
                         layout.elem_size
                     )));
                 }
-                read_elements(bytes, byte_offset, stride, &layout, component, &here)?
+                read_elements(bytes, byte_offset, stride, &layout, component, here, &convert)?
             }
             None => {
                 let n = layout.count.saturating_mul(layout.width);
                 if n > MAX_ZERO_FILLED {
                     return Err(fail(format!("{here}: {n} components without a bufferView")));
                 }
-                vec![0.0; n]
+                vec![convert(0.0); n]
             }
         };
         // Checked after loading: the budget grows with the buffers loaded.
@@ -215,30 +221,30 @@ impl<'a> Doc<'a> {
         }
         self.decoded.set(total);
         if let Some(sparse) = acc.get("sparse") {
-            self.apply_sparse(sparse, &layout, component, &mut data, &format!("{here}.sparse"))?;
+            self.apply_sparse(sparse, &layout, component, &mut data, json::join(here, "sparse"), &convert)?;
         }
-        Ok((data, layout.width, component, normalized))
+        Ok((data, layout.width, component))
     }
 
-    fn apply_sparse(
+    fn apply_sparse<T: Copy>(
         &self,
         sparse: &Value,
         layout: &Layout,
         component: Component,
-        data: &mut [f64],
-        here: &str,
+        data: &mut [T],
+        here: impl Here,
+        convert: impl Fn(f64) -> T,
     ) -> Result<(), Fail> {
         let sparse = json::object(sparse, here)?;
         let count = json::req_index(sparse, "count", here)?;
-        let at = |key: &str| -> Result<(&Obj, String), Fail> {
-            let path = json::join(here, key);
+        let part = |key: &'static str| -> Result<&Obj, Fail> {
             let v = sparse
                 .get(key)
                 .ok_or_else(|| fail(format!("{here}: missing \"{key}\"")))?;
-            Ok((json::object(v, &path)?, path))
+            json::object(v, json::join(here, key))
         };
-        let (indices, ipath) = at("indices")?;
-        let code = json::req_index(indices, "componentType", &ipath)?;
+        let (indices, ipath) = (part("indices")?, json::join(here, "indices"));
+        let code = json::req_index(indices, "componentType", ipath)?;
         let icomp = Component::from_code(code)
             .filter(|c| matches!(c, Component::U8 | Component::U16 | Component::U32))
             .ok_or_else(|| fail(format!("{ipath}.componentType: {code} is not an index type")))?;
@@ -248,19 +254,19 @@ impl<'a> Doc<'a> {
             elem_size: icomp.size(),
             offsets: vec![0],
         };
-        let (ibytes, _) = self.view(json::req_index(indices, "bufferView", &ipath)?, &ipath)?;
-        let ioff = json::opt_index(indices, "byteOffset", &ipath)?.unwrap_or(0);
-        let targets = read_elements(ibytes, ioff, icomp.size(), &ilayout, icomp, &ipath)?;
-        let (values, vpath) = at("values")?;
-        let (vbytes, _) = self.view(json::req_index(values, "bufferView", &vpath)?, &vpath)?;
-        let voff = json::opt_index(values, "byteOffset", &vpath)?.unwrap_or(0);
+        let (ibytes, _) = self.view(json::req_index(indices, "bufferView", ipath)?, ipath)?;
+        let ioff = json::opt_index(indices, "byteOffset", ipath)?.unwrap_or(0);
+        let targets = read_elements(ibytes, ioff, icomp.size(), &ilayout, icomp, ipath, &|r| r)?;
+        let (values, vpath) = (part("values")?, json::join(here, "values"));
+        let (vbytes, _) = self.view(json::req_index(values, "bufferView", vpath)?, vpath)?;
+        let voff = json::opt_index(values, "byteOffset", vpath)?.unwrap_or(0);
         let vlayout = Layout {
             count,
             width: layout.width,
             elem_size: layout.elem_size,
             offsets: layout.offsets.clone(),
         };
-        let replacement = read_elements(vbytes, voff, layout.elem_size, &vlayout, component, &vpath)?;
+        let replacement = read_elements(vbytes, voff, layout.elem_size, &vlayout, component, vpath, &convert)?;
         for (k, &target) in targets.iter().enumerate() {
             let t = target as usize;
             let dst = data.get_mut(t * layout.width..(t + 1) * layout.width).ok_or_else(|| {
@@ -276,14 +282,14 @@ impl<'a> Doc<'a> {
     }
 
     /// The bytes of buffer view `index` and its byte stride.
-    fn view(&self, index: usize, referrer: &str) -> Result<(&[u8], Option<usize>), Fail> {
+    fn view(&self, index: usize, referrer: impl Here) -> Result<(&[u8], Option<usize>), Fail> {
         let view = json::item(self.buffer_views, index, "bufferView", referrer)?;
-        let here = format!("bufferViews[{index}]");
-        let buffer = json::req_index(view, "buffer", &here)?;
-        let offset = json::opt_index(view, "byteOffset", &here)?.unwrap_or(0);
-        let length = json::req_index(view, "byteLength", &here)?;
-        let stride = json::opt_index(view, "byteStride", &here)?;
-        let data = self.buffer(buffer, &format!("{here}.buffer"))?;
+        let here = at(move |f| write!(f, "bufferViews[{index}]"));
+        let buffer = json::req_index(view, "buffer", here)?;
+        let offset = json::opt_index(view, "byteOffset", here)?.unwrap_or(0);
+        let length = json::req_index(view, "byteLength", here)?;
+        let stride = json::opt_index(view, "byteStride", here)?;
+        let data = self.buffer(buffer, json::join(here, "buffer"))?;
         let bytes = offset
             .checked_add(length)
             .and_then(|end| data.get(offset..end))
@@ -298,13 +304,16 @@ impl<'a> Doc<'a> {
     }
 
     /// The bytes of buffer `index`, loaded on first use.
-    fn buffer(&self, index: usize, referrer: &str) -> Result<&[u8], Fail> {
-        let buffer = json::item(self.buffers, index, "buffer", referrer)?;
+    fn buffer(&self, index: usize, referrer: impl Here) -> Result<&[u8], Fail> {
         let cell = self
             .loaded
             .get(index)
             .ok_or_else(|| fail(format!("{referrer}: buffer {index} does not exist")))?;
-        if cell.get().is_none() {
+        if let Some(bytes) = cell.get() {
+            return Ok(bytes);
+        }
+        {
+            let buffer = json::item(self.buffers, index, "buffer", referrer)?;
             let here = format!("buffers[{index}]");
             let bytes = match json::opt_str(buffer, "uri", &here)? {
                 Some(uri) => container::load_uri(uri, self.base_dir, &format!("{here}.uri"))?,
@@ -333,7 +342,7 @@ impl<'a> Doc<'a> {
     }
 }
 
-fn layout(ty: &str, component: Component, count: usize, here: &str) -> Result<Layout, Fail> {
+fn layout(ty: &str, component: Component, count: usize, here: impl Here) -> Result<Layout, Fail> {
     let (rows, cols) = match ty {
         "SCALAR" => (1, 1),
         "VEC2" => (2, 1),
@@ -362,37 +371,44 @@ fn layout(ty: &str, component: Component, count: usize, here: &str) -> Result<La
     })
 }
 
-fn read_elements(
+/// Read `layout.count` elements starting at `offset`, `stride` bytes apart, converting each
+/// component with `convert`. The whole range is checked once up front, so the loop cannot
+/// read past `bytes`.
+fn read_elements<T>(
     bytes: &[u8],
     offset: usize,
     stride: usize,
     layout: &Layout,
     component: Component,
-    here: &str,
-) -> Result<Vec<f64>, Fail> {
-    if layout.count > 0 {
-        let end = (layout.count - 1)
-            .checked_mul(stride)
-            .and_then(|x| x.checked_add(offset))
-            .and_then(|x| x.checked_add(layout.elem_size));
-        if end.is_none_or(|end| end > bytes.len()) {
-            return Err(fail(format!(
-                "{here}: {} elements of {} bytes (stride {stride}, offset {offset}) do not fit in its {}-byte buffer view",
-                layout.count,
-                layout.elem_size,
-                bytes.len()
-            )));
-        }
+    here: impl Here,
+    convert: &impl Fn(f64) -> T,
+) -> Result<Vec<T>, Fail> {
+    let mut out = Vec::new();
+    if layout.count == 0 {
+        return Ok(out);
     }
-    let mut out = Vec::with_capacity(layout.count * layout.width);
-    for i in 0..layout.count {
-        let base = offset + i * stride;
+    let end = (layout.count - 1)
+        .checked_mul(stride)
+        .and_then(|x| x.checked_add(offset))
+        .and_then(|x| x.checked_add(layout.elem_size));
+    let Some(body) = end.and_then(|end| bytes.get(offset..end)) else {
+        return Err(fail(format!(
+            "{here}: {} elements of {} bytes (stride {stride}, offset {offset}) do not fit in its {}-byte buffer view",
+            layout.count,
+            layout.elem_size,
+            bytes.len()
+        )));
+    };
+    out.reserve_exact(layout.count * layout.width);
+    let size = component.size();
+    // `body` holds count-1 full strides plus one element, so every chunk below is in range.
+    for (i, element) in body.chunks(stride).take(layout.count).enumerate() {
         for &o in &layout.offsets {
-            out.push(
-                component
-                    .read(bytes, base + o)
-                    .ok_or_else(|| fail(format!("{here}: element {i} is out of bounds")))?,
-            );
+            let raw = element
+                .get(o..o + size)
+                .and_then(|b| component.read(b, 0))
+                .ok_or_else(|| fail(format!("{here}: element {i} is out of bounds")))?;
+            out.push(convert(raw));
         }
     }
     Ok(out)

@@ -2,6 +2,7 @@
 //! JSON path (`skins[0].joints[3]`), so errors point at the place in the file.
 
 use serde_json::{Map, Value};
+use std::fmt;
 
 /// A JSON object.
 pub(super) type Obj = Map<String, Value>;
@@ -30,15 +31,56 @@ pub(super) fn unsupported(message: impl Into<String>) -> Fail {
     }
 }
 
+/// A JSON path for error messages, formatted only when an error is raised: reading a valid
+/// file builds no path strings. `&str`, `String` and [`at`] closures all qualify.
+pub(super) trait Here: fmt::Display + Copy {}
+impl<T: fmt::Display + Copy> Here for T {}
+
+/// A path written by a closure on demand (`at(move |f| write!(f, "{here}.children[{k}]"))`).
+#[derive(Clone, Copy)]
+pub(super) struct At<F>(F);
+
+impl<F: Fn(&mut fmt::Formatter<'_>) -> fmt::Result> fmt::Display for At<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (self.0)(f)
+    }
+}
+
+/// A lazily formatted path (see [`At`]).
+pub(super) fn at<F: Fn(&mut fmt::Formatter<'_>) -> fmt::Result + Copy>(write: F) -> At<F> {
+    At(write)
+}
+
+/// `path.key`, or `key` at the root (an empty path), formatted on demand.
+#[derive(Clone, Copy)]
+pub(super) struct Join<'k, P>(P, &'k str);
+
+impl<P: fmt::Display> fmt::Display for Join<'_, P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Only ever formatted for an error message, so the temporary string costs nothing.
+        let path = self.0.to_string();
+        if path.is_empty() {
+            f.write_str(self.1)
+        } else {
+            write!(f, "{path}.{}", self.1)
+        }
+    }
+}
+
+/// `path.key`, or `key` at the root.
+pub(super) fn join<P: Here>(path: P, key: &str) -> Join<'_, P> {
+    Join(path, key)
+}
+
 /// The value as an object, or an error naming `path`.
-pub(super) fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Obj, Fail> {
+pub(super) fn object(value: &Value, path: impl Here) -> Result<&Obj, Fail> {
     value
         .as_object()
         .ok_or_else(|| fail(format!("{path}: expected a JSON object")))
 }
 
 /// `obj[key]` as an array; a missing key is an empty array.
-pub(super) fn array<'a>(obj: &'a Obj, key: &str, path: &str) -> Result<&'a [Value], Fail> {
+pub(super) fn array<'a>(obj: &'a Obj, key: &str, path: impl Here) -> Result<&'a [Value], Fail> {
     match obj.get(key) {
         None => Ok(&[]),
         Some(Value::Array(items)) => Ok(items),
@@ -48,15 +90,15 @@ pub(super) fn array<'a>(obj: &'a Obj, key: &str, path: &str) -> Result<&'a [Valu
 
 /// Element `i` of a top-level array such as `nodes`, as an object, or an error saying that the
 /// referring place (`referrer`) names an item that does not exist.
-pub(super) fn item<'a>(items: &'a [Value], i: usize, what: &str, referrer: &str) -> Result<&'a Obj, Fail> {
+pub(super) fn item<'a>(items: &'a [Value], i: usize, what: &str, referrer: impl Here) -> Result<&'a Obj, Fail> {
     let value = items
         .get(i)
         .ok_or_else(|| fail(format!("{referrer}: {what} {i} does not exist")))?;
-    object(value, &format!("{what}s[{i}]"))
+    object(value, at(move |f| write!(f, "{what}s[{i}]")))
 }
 
 /// A non-negative integer (array index, count, byte offset).
-pub(super) fn as_index(value: &Value, path: &str) -> Result<usize, Fail> {
+pub(super) fn as_index(value: &Value, path: impl Here) -> Result<usize, Fail> {
     value.as_u64().and_then(|v| usize::try_from(v).ok()).ok_or_else(|| {
         fail(format!(
             "{path}: expected a non-negative integer, found {}",
@@ -66,17 +108,17 @@ pub(super) fn as_index(value: &Value, path: &str) -> Result<usize, Fail> {
 }
 
 /// Optional `obj[key]` as a non-negative integer.
-pub(super) fn opt_index(obj: &Obj, key: &str, path: &str) -> Result<Option<usize>, Fail> {
-    obj.get(key).map(|v| as_index(v, &join(path, key))).transpose()
+pub(super) fn opt_index(obj: &Obj, key: &str, path: impl Here) -> Result<Option<usize>, Fail> {
+    obj.get(key).map(|v| as_index(v, join(path, key))).transpose()
 }
 
 /// Required `obj[key]` as a non-negative integer.
-pub(super) fn req_index(obj: &Obj, key: &str, path: &str) -> Result<usize, Fail> {
+pub(super) fn req_index(obj: &Obj, key: &str, path: impl Here) -> Result<usize, Fail> {
     opt_index(obj, key, path)?.ok_or_else(|| fail(format!("{path}: missing \"{key}\"")))
 }
 
 /// Optional `obj[key]` as a string.
-pub(super) fn opt_str<'a>(obj: &'a Obj, key: &str, path: &str) -> Result<Option<&'a str>, Fail> {
+pub(super) fn opt_str<'a>(obj: &'a Obj, key: &str, path: impl Here) -> Result<Option<&'a str>, Fail> {
     match obj.get(key) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
@@ -85,7 +127,7 @@ pub(super) fn opt_str<'a>(obj: &'a Obj, key: &str, path: &str) -> Result<Option<
 }
 
 /// Optional `obj[key]` as a boolean (default `false`).
-pub(super) fn flag(obj: &Obj, key: &str, path: &str) -> Result<bool, Fail> {
+pub(super) fn flag(obj: &Obj, key: &str, path: impl Here) -> Result<bool, Fail> {
     match obj.get(key) {
         None => Ok(false),
         Some(Value::Bool(b)) => Ok(*b),
@@ -94,31 +136,17 @@ pub(super) fn flag(obj: &Obj, key: &str, path: &str) -> Result<bool, Fail> {
 }
 
 /// Optional `obj[key]` as exactly `N` numbers.
-pub(super) fn opt_floats<const N: usize>(obj: &Obj, key: &str, path: &str) -> Result<Option<[f32; N]>, Fail> {
+pub(super) fn opt_floats<const N: usize>(obj: &Obj, key: &str, path: impl Here) -> Result<Option<[f32; N]>, Fail> {
     let Some(value) = obj.get(key) else {
         return Ok(None);
     };
-    let here = join(path, key);
-    let items = value
-        .as_array()
-        .filter(|a| a.len() == N)
-        .ok_or_else(|| fail(format!("{here}: expected an array of {N} numbers")))?;
+    let bad = || fail(format!("{}: expected an array of {N} numbers", join(path, key)));
+    let items = value.as_array().filter(|a| a.len() == N).ok_or_else(bad)?;
     let mut out = [0.0; N];
     for (o, v) in out.iter_mut().zip(items) {
-        *o = v
-            .as_f64()
-            .ok_or_else(|| fail(format!("{here}: expected an array of {N} numbers")))? as f32;
+        *o = v.as_f64().ok_or_else(bad)? as f32;
     }
     Ok(Some(out))
-}
-
-/// `path.key`, or `key` at the root.
-pub(super) fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
 }
 
 /// A value for an error message, cut short.
