@@ -4,7 +4,7 @@
 
 use super::container;
 use super::json::{self, at, fail, Fail, Here, Obj};
-use serde_json::Value;
+use super::json::Value;
 use std::cell::{Cell, OnceCell};
 use std::path::Path;
 
@@ -20,15 +20,15 @@ const DECODE_ALLOWANCE: usize = 1 << 24;
 
 /// The parsed document plus lazily loaded buffers.
 pub(super) struct Doc<'a> {
-    pub root: &'a Obj,
-    pub accessors: &'a [Value],
-    pub buffer_views: &'a [Value],
-    pub buffers: &'a [Value],
-    pub nodes: &'a [Value],
-    pub meshes: &'a [Value],
-    pub skins: &'a [Value],
-    pub animations: &'a [Value],
-    pub scenes: &'a [Value],
+    pub root: &'a Obj<'a>,
+    pub accessors: &'a [Value<'a>],
+    pub buffer_views: &'a [Value<'a>],
+    pub buffers: &'a [Value<'a>],
+    pub nodes: &'a [Value<'a>],
+    pub meshes: &'a [Value<'a>],
+    pub skins: &'a [Value<'a>],
+    pub animations: &'a [Value<'a>],
+    pub scenes: &'a [Value<'a>],
     glb_bin: Option<&'a [u8]>,
     base_dir: &'a Path,
     loaded: Vec<OnceCell<Vec<u8>>>,
@@ -122,7 +122,7 @@ struct Layout {
 
 impl<'a> Doc<'a> {
     /// `file_size` (bytes of the file read) sets the decoding budget.
-    pub fn new(root: &'a Obj, glb_bin: Option<&'a [u8]>, base_dir: &'a Path, file_size: usize) -> Result<Self, Fail> {
+    pub fn new(root: &'a Obj<'a>, glb_bin: Option<&'a [u8]>, base_dir: &'a Path, file_size: usize) -> Result<Self, Fail> {
         let list = |key| json::array(root, key, "");
         let buffers = list("buffers")?;
         Ok(Doc {
@@ -228,7 +228,7 @@ impl<'a> Doc<'a> {
 
     fn apply_sparse<T: Copy>(
         &self,
-        sparse: &Value,
+        sparse: &Value<'_>,
         layout: &Layout,
         component: Component,
         data: &mut [T],
@@ -237,7 +237,7 @@ impl<'a> Doc<'a> {
     ) -> Result<(), Fail> {
         let sparse = json::object(sparse, here)?;
         let count = json::req_index(sparse, "count", here)?;
-        let part = |key: &'static str| -> Result<&Obj, Fail> {
+        let part = |key: &'static str| -> Result<&Obj<'_>, Fail> {
             let v = sparse
                 .get(key)
                 .ok_or_else(|| fail(format!("{here}: missing \"{key}\"")))?;

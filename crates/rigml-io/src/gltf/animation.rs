@@ -62,12 +62,12 @@ enum Read {
 fn moves_node(
     doc: &Doc,
     tree: &Hierarchy,
-    ch: &serde_json::Value,
-    samplers: &[serde_json::Value],
+    ch: &json::Value<'_>,
+    samplers: &[json::Value<'_>],
     node: usize,
 ) -> bool {
     let (Some(path), Some(sampler)) = (
-        ch.pointer("/target/path").and_then(|p| p.as_str()),
+        ch.get("target").and_then(|t| t.get("path")).and_then(|p| p.as_str()),
         ch.get("sampler")
             .and_then(|s| s.as_u64())
             .and_then(|s| samplers.get(s as usize)),
@@ -100,16 +100,16 @@ fn moves_node(
 
 fn read_channel(
     doc: &Doc,
-    ch: &serde_json::Value,
+    ch: &json::Value<'_>,
     cpath: impl Here,
-    samplers: &[serde_json::Value],
+    samplers: &[json::Value<'_>],
     apath: impl Here,
     joint_of_node: &HashMap<usize, usize>,
     baked: &HashMap<usize, Mat4>,
 ) -> Result<Read, Fail> {
     let ch = json::object(ch, cpath)?;
     let tpath = json::join(cpath, "target");
-    let target = json::object(ch.get("target").unwrap_or(&serde_json::Value::Null), tpath)?;
+    let target = json::object(ch.get("target").unwrap_or(&json::Value::Null), tpath)?;
     let Some(node) = json::opt_index(target, "node", tpath)? else {
         return Ok(Read::Skipped); // Targets given by extensions (KHR_animation_pointer).
     };

@@ -1,11 +1,8 @@
 //! Path-aware access to the glTF JSON document: every lookup that can fail says where, as a
 //! JSON path (`skins[0].joints[3]`), so errors point at the place in the file.
 
-use serde_json::{Map, Value};
+pub(super) use super::value::{Obj, Value};
 use std::fmt;
-
-/// A JSON object.
-pub(super) type Obj = Map<String, Value>;
 
 /// Why reading failed, before the file name is attached: `unsupported` marks valid glTF that
 /// rigml cannot represent (compressed meshes, shear), the rest is malformed input.
@@ -73,24 +70,29 @@ pub(super) fn join<P: Here>(path: P, key: &str) -> Join<'_, P> {
 }
 
 /// The value as an object, or an error naming `path`.
-pub(super) fn object(value: &Value, path: impl Here) -> Result<&Obj, Fail> {
+pub(super) fn object<'a, 'j>(value: &'a Value<'j>, path: impl Here) -> Result<&'a Obj<'j>, Fail> {
     value
         .as_object()
         .ok_or_else(|| fail(format!("{path}: expected a JSON object")))
 }
 
 /// `obj[key]` as an array; a missing key is an empty array.
-pub(super) fn array<'a>(obj: &'a Obj, key: &str, path: impl Here) -> Result<&'a [Value], Fail> {
+pub(super) fn array<'a, 'j>(obj: &'a Obj<'j>, key: &str, path: impl Here) -> Result<&'a [Value<'j>], Fail> {
     match obj.get(key) {
         None => Ok(&[]),
-        Some(Value::Array(items)) => Ok(items),
+        Some(Value::Array(items)) => Ok(items.as_slice()),
         Some(_) => Err(fail(format!("{}: expected an array", join(path, key)))),
     }
 }
 
 /// Element `i` of a top-level array such as `nodes`, as an object, or an error saying that the
 /// referring place (`referrer`) names an item that does not exist.
-pub(super) fn item<'a>(items: &'a [Value], i: usize, what: &str, referrer: impl Here) -> Result<&'a Obj, Fail> {
+pub(super) fn item<'a, 'j>(
+    items: &'a [Value<'j>],
+    i: usize,
+    what: &str,
+    referrer: impl Here,
+) -> Result<&'a Obj<'j>, Fail> {
     let value = items
         .get(i)
         .ok_or_else(|| fail(format!("{referrer}: {what} {i} does not exist")))?;
@@ -118,10 +120,10 @@ pub(super) fn req_index(obj: &Obj, key: &str, path: impl Here) -> Result<usize, 
 }
 
 /// Optional `obj[key]` as a string.
-pub(super) fn opt_str<'a>(obj: &'a Obj, key: &str, path: impl Here) -> Result<Option<&'a str>, Fail> {
+pub(super) fn opt_str<'a>(obj: &'a Obj<'_>, key: &str, path: impl Here) -> Result<Option<&'a str>, Fail> {
     match obj.get(key) {
         None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
+        Some(Value::String(s)) => Ok(Some(s.as_ref())),
         Some(_) => Err(fail(format!("{}: expected a string", join(path, key)))),
     }
 }
