@@ -3,8 +3,8 @@
 //! buffers give an error naming the accessor instead of a panic.
 
 use super::container;
-use super::json::{self, at, fail, Fail, Here, Obj};
 use super::json::Value;
+use super::json::{self, at, fail, Fail, Here, Obj};
 use std::cell::{Cell, OnceCell};
 use std::path::Path;
 
@@ -69,19 +69,6 @@ impl Component {
         }
     }
 
-    /// The raw value at `bytes[at..]`, exact in f64.
-    fn read(self, bytes: &[u8], at: usize) -> Option<f64> {
-        let b = bytes.get(at..at.checked_add(self.size())?)?;
-        Some(match self {
-            Self::I8 => f64::from(b[0] as i8),
-            Self::U8 => f64::from(b[0]),
-            Self::I16 => f64::from(i16::from_le_bytes([b[0], b[1]])),
-            Self::U16 => f64::from(u16::from_le_bytes([b[0], b[1]])),
-            Self::U32 => f64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            Self::F32 => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        })
-    }
-
     /// Normalised integer to float (glTF 2.0 §3.11, "Animations" / KHR_mesh_quantization).
     fn normalize(self, raw: f64) -> f64 {
         match self {
@@ -122,7 +109,12 @@ struct Layout {
 
 impl<'a> Doc<'a> {
     /// `file_size` (bytes of the file read) sets the decoding budget.
-    pub fn new(root: &'a Obj<'a>, glb_bin: Option<&'a [u8]>, base_dir: &'a Path, file_size: usize) -> Result<Self, Fail> {
+    pub fn new(
+        root: &'a Obj<'a>,
+        glb_bin: Option<&'a [u8]>,
+        base_dir: &'a Path,
+        file_size: usize,
+    ) -> Result<Self, Fail> {
         let list = |key| json::array(root, key, "");
         let buffers = list("buffers")?;
         Ok(Doc {
@@ -221,7 +213,14 @@ impl<'a> Doc<'a> {
         }
         self.decoded.set(total);
         if let Some(sparse) = acc.get("sparse") {
-            self.apply_sparse(sparse, &layout, component, &mut data, json::join(here, "sparse"), &convert)?;
+            self.apply_sparse(
+                sparse,
+                &layout,
+                component,
+                &mut data,
+                json::join(here, "sparse"),
+                &convert,
+            )?;
         }
         Ok((data, layout.width, component))
     }
@@ -400,16 +399,56 @@ fn read_elements<T>(
         )));
     };
     out.reserve_exact(layout.count * layout.width);
+    // One loop per component type, so the type is not matched again for every value.
     let size = component.size();
-    // `body` holds count-1 full strides plus one element, so every chunk below is in range.
-    for (i, element) in body.chunks(stride).take(layout.count).enumerate() {
-        for &o in &layout.offsets {
-            let raw = element
-                .get(o..o + size)
-                .and_then(|b| component.read(b, 0))
-                .ok_or_else(|| fail(format!("{here}: element {i} is out of bounds")))?;
-            out.push(convert(raw));
-        }
-    }
+    let mut run = Decode {
+        out: &mut out,
+        body,
+        stride,
+        layout,
+        size,
+    };
+    match component {
+        Component::I8 => run.all(here, |b| f64::from(b[0] as i8), convert),
+        Component::U8 => run.all(here, |b| f64::from(b[0]), convert),
+        Component::I16 => run.all(here, |b| f64::from(i16::from_le_bytes([b[0], b[1]])), convert),
+        Component::U16 => run.all(here, |b| f64::from(u16::from_le_bytes([b[0], b[1]])), convert),
+        Component::U32 => run.all(
+            here,
+            |b| f64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            convert,
+        ),
+        Component::F32 => run.all(
+            here,
+            |b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            convert,
+        ),
+    }?;
     Ok(out)
+}
+
+/// The element loop of [`read_elements`] for one component type.
+struct Decode<'r, T> {
+    out: &'r mut Vec<T>,
+    /// Exactly the bytes of the elements: count-1 full strides plus one element.
+    body: &'r [u8],
+    stride: usize,
+    layout: &'r Layout,
+    /// Bytes per component.
+    size: usize,
+}
+
+impl<T> Decode<'_, T> {
+    fn all(&mut self, here: impl Here, get: impl Fn(&[u8]) -> f64, convert: &impl Fn(f64) -> T) -> Result<(), Fail> {
+        for (i, element) in self.body.chunks(self.stride.max(1)).take(self.layout.count).enumerate() {
+            for &o in &self.layout.offsets {
+                // In range by construction of `body`; checked anyway, never indexed blindly.
+                let b = element
+                    .get(o..o + self.size)
+                    .ok_or_else(|| fail(format!("{here}: element {i} is out of bounds")))?;
+                self.out.push(convert(get(b)));
+            }
+        }
+        Ok(())
+    }
 }

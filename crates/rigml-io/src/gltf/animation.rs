@@ -59,13 +59,7 @@ enum Read {
 
 /// Whether a skipped channel's values differ from the node's rest (a channel that holds the
 /// rest pose, as BrainStem's does, loses nothing). Unreadable data counts as moving.
-fn moves_node(
-    doc: &Doc,
-    tree: &Hierarchy,
-    ch: &json::Value<'_>,
-    samplers: &[json::Value<'_>],
-    node: usize,
-) -> bool {
+fn moves_node(doc: &Doc, tree: &Hierarchy, ch: &json::Value<'_>, samplers: &[json::Value<'_>], node: usize) -> bool {
     let (Some(path), Some(sampler)) = (
         ch.get("target").and_then(|t| t.get("path")).and_then(|p| p.as_str()),
         ch.get("sampler")

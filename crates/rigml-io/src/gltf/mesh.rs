@@ -69,7 +69,14 @@ impl MeshBuild {
         Ok(())
     }
 
-    fn add_primitive(&mut self, doc: &Doc, prim: &Obj<'_>, here: &str, name: &str, place: &Placement) -> Result<(), Fail> {
+    fn add_primitive(
+        &mut self,
+        doc: &Doc,
+        prim: &Obj<'_>,
+        here: &str,
+        name: &str,
+        place: &Placement,
+    ) -> Result<(), Fail> {
         if prim
             .get("extensions")
             .and_then(|e| e.get("KHR_draco_mesh_compression"))
