@@ -161,3 +161,45 @@ fn short(value: &Value) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message<T: std::fmt::Debug>(r: Result<T, Fail>) -> String {
+        r.expect_err("should fail").message
+    }
+
+    #[test]
+    fn lazy_paths_read_as_the_eager_ones_did() {
+        let v = super::super::value::parse(br#"{"scene":"x","nodes":[{"mesh":-1,"rotation":[0,1]}],"animations":{}}"#)
+            .expect("valid JSON");
+        let root = object(&v, "(root)").expect("object");
+        // At the root the key alone; below it `path.key`.
+        assert_eq!(
+            message(opt_index(root, "scene", "")),
+            "scene: expected a non-negative integer, found \"x\""
+        );
+        assert_eq!(message(array(root, "animations", "")), "animations: expected an array");
+        let nodes = array(root, "nodes", "").expect("array");
+        let node = item(nodes, 0, "node", "scene").expect("node 0");
+        let here = at(move |f| write!(f, "nodes[{}]", 0));
+        assert_eq!(
+            message(opt_index(node, "mesh", here)),
+            "nodes[0].mesh: expected a non-negative integer, found -1"
+        );
+        assert_eq!(
+            message(opt_floats::<4>(node, "rotation", here)),
+            "nodes[0].rotation: expected an array of 4 numbers"
+        );
+        let nested = at(move |f| write!(f, "{here}.children[{}]", 3));
+        assert_eq!(
+            message(req_index(node, "skin", join(nested, "x"))),
+            "nodes[0].children[3].x: missing \"skin\""
+        );
+        assert_eq!(
+            message(item(nodes, 5, "node", nested)),
+            "nodes[0].children[3]: node 5 does not exist"
+        );
+    }
+}
