@@ -69,7 +69,14 @@ impl MeshBuild {
         Ok(())
     }
 
-    fn add_primitive(&mut self, doc: &Doc, prim: &Obj, here: &str, name: &str, place: &Placement) -> Result<(), Fail> {
+    fn add_primitive(
+        &mut self,
+        doc: &Doc,
+        prim: &Obj<'_>,
+        here: &str,
+        name: &str,
+        place: &Placement,
+    ) -> Result<(), Fail> {
         if prim
             .get("extensions")
             .and_then(|e| e.get("KHR_draco_mesh_compression"))
@@ -164,7 +171,7 @@ impl MeshBuild {
 
 /// Vertices rigml's writer marked as having no skin weight (`extras.rigml_unskinned`), as a
 /// per-vertex flag.
-fn unskinned_list(prim: &Obj, here: &str, n: usize) -> Result<Vec<bool>, Fail> {
+fn unskinned_list(prim: &Obj<'_>, here: &str, n: usize) -> Result<Vec<bool>, Fail> {
     let mut flags = vec![false; n];
     let Some(list) = prim.get("extras").and_then(|e| e.get(UNSKINNED_KEY)) else {
         return Ok(flags);
@@ -191,7 +198,7 @@ fn check_count(got: usize, expected: usize, path: &str) -> Result<(), Fail> {
 
 /// Triangles of a primitive: TRIANGLES as they are, strips and fans unrolled (glTF 2.0
 /// §3.7.2.1 winding), non-indexed primitives as 0..n. Points and lines give no triangles.
-fn triangles(doc: &Doc, prim: &Obj, here: &str, n: usize) -> Result<Vec<[u32; 3]>, Fail> {
+fn triangles(doc: &Doc, prim: &Obj<'_>, here: &str, n: usize) -> Result<Vec<[u32; 3]>, Fail> {
     let mode = json::opt_index(prim, "mode", here)?.unwrap_or(4);
     let indices: Vec<u32> = match json::opt_index(prim, "indices", here)? {
         Some(a) => {
