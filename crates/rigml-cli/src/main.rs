@@ -6,8 +6,10 @@
 
 mod convert;
 mod demo;
+mod eval;
 mod inspect;
 mod render;
+mod skin;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -19,7 +21,9 @@ Examples:
   rigml inspect rigml-demo.glb        summarise mesh, joints, skin, clips and problems
   rigml inspect Fox.glb --json        the same as one JSON object
   rigml convert Knight.fbx Knight.glb --max-influences 4
-  rigml render Fox.glb --all --poses 6 -o fox.png";
+  rigml render Fox.glb --all --poses 6 -o fox.png
+  rigml skin Ranger.glb --method heat -o ranger-heat.glb
+  rigml eval --split val --methods nearest,heat,voxel -o report/";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
@@ -35,6 +39,8 @@ enum Command {
     Convert(convert::Args),
     Demo(demo::Args),
     Render(render::Args),
+    Skin(skin::Args),
+    Eval(eval::Args),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +50,8 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Render(args) => render::run(&args),
+        Command::Skin(args) => skin::run(&args),
+        Command::Eval(args) => eval::run(&args),
     };
     match result {
         Ok(text) => print(&text),

@@ -1,0 +1,94 @@
+//! `rigml eval`: score skin-weight methods against the artists' weights of a manifest split
+//! (metrics of docs/METRICS.md) and write a report folder.
+
+use crate::skin::{solver, METHODS};
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use rigml_eval::robustness::Declared;
+use rigml_eval::{ExternalFiles, Method, Options, Progress};
+use rigml_skin::SolveOptions;
+use std::fmt::Write;
+use std::path::PathBuf;
+
+/// Score methods on the characters of a data split and write summary.md, per_asset.csv and plots.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  rigml eval --split val --methods nearest,heat,voxel -o report/
+  rigml eval --data ../shared/data/manifest.tsv --split val --methods heat \\
+             --weights-from blender=bpy-weights/ -o report/ --force
+External weights: one file per asset in the folder, named <asset id>.npz (`weights` N×J and
+`joint_names`) or <asset id>.glb (same vertex order as the asset); joints are matched by name.")]
+pub struct Args {
+    /// The data folder holding manifest.tsv, or the manifest itself.
+    #[arg(long, default_value = "../shared/data")]
+    pub data: PathBuf,
+    /// Which split to score: train, val, test or all.
+    #[arg(long, default_value = "val")]
+    pub split: String,
+    /// Comma-separated solvers to run on every asset.
+    #[arg(long, value_delimiter = ',', default_value = "nearest,heat,voxel")]
+    pub methods: Vec<String>,
+    /// Weights made elsewhere: `NAME=DIR` (or just DIR, named after it), repeatable.
+    #[arg(long, value_name = "[NAME=]DIR")]
+    pub weights_from: Vec<String>,
+    /// Report folder.
+    #[arg(short, long, default_value = "report")]
+    pub output: PathBuf,
+    /// Replace report files that exist.
+    #[arg(long)]
+    pub force: bool,
+    /// Skip the deformation error (the slowest metric).
+    #[arg(long)]
+    pub no_deformation: bool,
+}
+
+/// Run the evaluation and write the report; returns the summary.
+pub fn run(args: &Args) -> Result<String> {
+    let split = (args.split != "all").then_some(args.split.as_str());
+    let mut methods = Vec::new();
+    for name in args.methods.iter().filter(|m| !m.is_empty()) {
+        if !METHODS.contains(&name.as_str()) {
+            bail!("unknown method {name:?} (choose from {})", METHODS.join(", "));
+        }
+        let options = SolveOptions::default();
+        let solver = solver(name, None)?;
+        let declared = Declared { cap: options.max_influences, ignores_end_sites: false };
+        methods.push(Method::solver(name, declared, move |c| {
+            solver.solve(&c.mesh, &c.skeleton, &options).map_err(|e| e.to_string())
+        }));
+    }
+    for spec in &args.weights_from {
+        let (name, dir) = match spec.split_once('=') {
+            Some((name, dir)) => (name.to_string(), PathBuf::from(dir)),
+            None => {
+                let dir = PathBuf::from(spec);
+                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| spec.clone());
+                (name, dir)
+            }
+        };
+        let files = ExternalFiles::from_dir(&dir).with_context(|| format!("--weights-from {spec}"))?;
+        methods.push(Method::external(&name, files));
+    }
+    if methods.is_empty() {
+        bail!("nothing to evaluate: give --methods or --weights-from");
+    }
+    let options = Options { deformation: !args.no_deformation, ..Options::default() };
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed}]").unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut progress = |event: Progress| match event {
+        Progress::Asset { index, total, id } => {
+            bar.set_length(total as u64);
+            bar.set_position(index as u64);
+            bar.set_message(id.to_string());
+        }
+        Progress::Done => bar.finish_and_clear(),
+    };
+    let report = rigml_eval::run(&args.data, split, &methods, &options, &mut progress)?;
+    let written = report.write_to(&args.output, args.force)?;
+    let mut out = std::fs::read_to_string(args.output.join("summary.md")).unwrap_or_default();
+    let _ = writeln!(out, "\nwrote {} files to {}", written.len(), args.output.display());
+    Ok(out)
+}
