@@ -1,1 +1,15 @@
-//! placeholder
+//! Geometry basics shared by the solvers: welding and adjacency, the cotangent Laplacian, a
+//! triangle BVH for ray and segment queries, and point/segment distances.
+//!
+//! Everything here takes plain slices (`&[Vec3]`, `&[[u32; 3]]`) so that callers can work on a
+//! welded or normalised copy of a [`rigml_core::Mesh`] without cloning it.
+
+pub mod adjacency;
+pub mod bvh;
+pub mod laplacian;
+pub mod segment;
+
+pub use adjacency::{Adjacency, Welded};
+pub use bvh::Bvh;
+pub use laplacian::CotLaplacian;
+pub use segment::{closest_on_segment, segment_distance};
