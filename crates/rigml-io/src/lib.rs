@@ -68,10 +68,30 @@ pub struct SaveOptions {
     pub force: bool,
 }
 
-/// Read any supported file into a validated character.
+/// A character read from a file, with what the reader had to repair on the way.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub character: Character,
+    /// One line per repair, naming the place in the file (e.g. glTF vertices whose weights are
+    /// NaN, loaded as unskinned). Empty for clean files.
+    pub warnings: Vec<String>,
+}
+
+/// Read any supported file into a validated character. Repairable damage (NaN skin weights)
+/// is repaired; use [`load_with_warnings`] to learn what was repaired.
 pub fn load(path: &Path) -> Result<Character, IoError> {
+    load_with_warnings(path).map(|loaded| loaded.character)
+}
+
+/// [`load`], also returning the reader's warnings.
+pub fn load_with_warnings(path: &Path) -> Result<Loaded, IoError> {
+    let mut warnings = Vec::new();
     let character = match Format::from_path(path)? {
-        Format::Gltf | Format::Glb => gltf::read(path)?,
+        Format::Gltf | Format::Glb => {
+            let outcome = gltf::read_with(path, gltf::ReadOptions { repair: true })?;
+            warnings = outcome.warnings;
+            outcome.character
+        }
         Format::Fbx => fbx::read(path)?,
         Format::Obj => obj::read(path)?,
         Format::Bvh => bvh::read(path)?,
@@ -79,7 +99,7 @@ pub fn load(path: &Path) -> Result<Character, IoError> {
         Format::MakeHuman => makehuman::read(path)?,
     };
     character.validate().map_err(|e| IoError::invalid(path, e))?;
-    Ok(character)
+    Ok(Loaded { character, warnings })
 }
 
 /// Write a character in the format its path names (glTF/GLB, BVH, OBJ, or RigNet `.txt` with

@@ -1,0 +1,198 @@
+//! glTF 2.0 reader and writer (`.gltf` with external or `data:` buffers, `.glb`, `.vrm`).
+//!
+//! **Reading** (METRICS.md §1): the character is every node of the scene that has both a mesh
+//! and a skin, in depth-first order, one [`rigml_core::MeshPart`] per primitive, vertices in
+//! accessor order. Nodes with a mesh but no skin (weapons parented to bones) are not part of
+//! it. The skeleton is the union of those nodes' skins' joints plus any node between two joints;
+//! non-joint ancestors of a root joint are baked into its rest transform so that joint world
+//! matrices equal the glTF global transforms, and skins bound in different spaces are brought
+//! into one (see `skeleton.rs`). A file with no skinned mesh gives its unskinned meshes (node
+//! transforms applied) and the joints of all its skins. Accessors are read with rigml's own
+//! bounds checks: malformed input gives an [`IoError`] naming the JSON path, never a panic.
+//!
+//! **Writing**: one mesh with one primitive per part (vertex order round-trips), a node per
+//! joint, one skin, and one sampler per clip channel; output passes the Khronos validator.
+//! Two things glTF cannot say travel in primitive `extras`, read back by rigml: `rigml_part`
+//! (the part's name) and `rigml_unskinned` (vertices without influences, which are written
+//! with weight 1 on joint 0 because glTF requires weights summing to 1). Clips without
+//! channels are not written (glTF requires at least one channel).
+//!
+//! Repairs: NaN skin weights (Quaternius Bee, Wasp, Crab) are refused by [`read`]; with
+//! [`ReadOptions::repair`] those vertices become unskinned and [`ReadOutcome::warnings`] says
+//! so.
+
+mod accessor;
+mod animation;
+mod container;
+mod hierarchy;
+mod json;
+mod mesh;
+mod skeleton;
+#[cfg(test)]
+mod tests;
+mod write;
+
+pub use write::{to_glb, write_gltf};
+
+use crate::error::read_file;
+use crate::IoError;
+use accessor::Doc;
+use hierarchy::Hierarchy;
+use json::{fail, unsupported, Fail};
+use mesh::{MeshBuild, Placement};
+use rigml_core::{Character, Skeleton};
+use std::path::Path;
+
+/// Extensions that change how geometry is stored; rigml cannot decode them.
+const UNDECODABLE: &[&str] = &["KHR_draco_mesh_compression", "EXT_meshopt_compression"];
+
+/// How to treat repairable problems in the source.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    /// Make vertices whose weights are NaN unskinned (with a warning) instead of refusing the
+    /// file. Off by default: bad data is reported, not silently changed.
+    pub repair: bool,
+}
+
+/// A character and the warnings about what was repaired while reading it.
+#[derive(Debug, Clone)]
+pub struct ReadOutcome {
+    pub character: Character,
+    /// One line per repair or dropped motion (a channel animating a node that is not a
+    /// joint), each starting with the JSON path it concerns.
+    pub warnings: Vec<String>,
+}
+
+/// Read a `.gltf`, `.glb` or `.vrm` file (strict: NaN weights are an error).
+pub fn read(path: &Path) -> Result<Character, IoError> {
+    read_with(path, ReadOptions::default()).map(|o| o.character)
+}
+
+/// Read a file with options; the outcome lists any repairs.
+pub fn read_with(path: &Path, options: ReadOptions) -> Result<ReadOutcome, IoError> {
+    let bytes = read_file(path)?;
+    from_bytes_with(&bytes, path, options)
+}
+
+/// Read GLB or glTF JSON bytes; external buffer URIs are resolved beside `path`, which also
+/// names the file in errors. Never panics, whatever the bytes.
+pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Character, IoError> {
+    from_bytes_with(bytes, path, ReadOptions::default()).map(|o| o.character)
+}
+
+/// [`from_bytes`] with options.
+pub fn from_bytes_with(bytes: &[u8], path: &Path, options: ReadOptions) -> Result<ReadOutcome, IoError> {
+    let outcome = parse(bytes, path, options).map_err(|f| {
+        if f.unsupported {
+            IoError::unsupported(path, &f.message)
+        } else {
+            IoError::parse(path, f.message)
+        }
+    })?;
+    outcome.character.validate().map_err(|e| IoError::invalid(path, e))?;
+    Ok(outcome)
+}
+
+fn parse(bytes: &[u8], path: &Path, options: ReadOptions) -> Result<ReadOutcome, Fail> {
+    let container = container::split(bytes)?;
+    let value: serde_json::Value = serde_json::from_slice(container.json).map_err(|e| fail(format!("JSON: {e}")))?;
+    let root = json::object(&value, "(root)")?;
+    check_asset(root)?;
+    let base_dir = path.parent().unwrap_or(Path::new("."));
+    let doc = Doc::new(root, container.bin, base_dir, bytes.len())?;
+    let tree = Hierarchy::read(&doc)?;
+
+    let skinned: Vec<usize> = tree
+        .order
+        .iter()
+        .copied()
+        .filter(|&n| tree.nodes[n].mesh.is_some() && tree.nodes[n].skin.is_some())
+        .collect();
+    let mut skins: Vec<usize> = if skinned.is_empty() {
+        (0..doc.skins.len()).collect()
+    } else {
+        skinned.iter().filter_map(|&n| tree.nodes[n].skin).collect()
+    };
+    skins.sort_unstable();
+    skins.dedup();
+    for &n in &skinned {
+        if let Some(s) = tree.nodes[n].skin.filter(|&s| s >= doc.skins.len()) {
+            return Err(fail(format!("nodes[{n}].skin: skin {s} does not exist")));
+        }
+    }
+    let built = skeleton::build(&doc, &tree, &skins)?;
+
+    let mut meshes = MeshBuild::new(
+        (!skinned.is_empty()).then_some(built.skeleton.joint_count()),
+        options.repair,
+    )?;
+    if skinned.is_empty() {
+        // No skinned mesh: the unskinned meshes are the character, placed by their nodes.
+        for &n in tree.order.iter().filter(|&&n| tree.nodes[n].mesh.is_some()) {
+            let global = tree.global[n];
+            let place = Placement {
+                name: tree.nodes[n].name.clone().unwrap_or_default(),
+                transform: (global != glam::Mat4::IDENTITY).then_some(global),
+                joints: None,
+            };
+            add_node_mesh(&mut meshes, &doc, &tree, n, &place)?;
+        }
+    } else {
+        for &n in &skinned {
+            let Some(map) = tree.nodes[n].skin.and_then(|s| built.skins.get(&s)) else {
+                continue;
+            };
+            let place = Placement {
+                name: tree.nodes[n].name.clone().unwrap_or_default(),
+                transform: map.to_bind,
+                joints: Some(&map.joints),
+            };
+            add_node_mesh(&mut meshes, &doc, &tree, n, &place)?;
+        }
+    }
+    let (mesh, skin, mut warnings) = meshes.finish();
+    let (clips, clip_warnings) = animation::read_clips(&doc, &tree, &built.joint_of_node, &built.baked)?;
+    warnings.extend(clip_warnings);
+    let skeleton: Skeleton = built.skeleton;
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(ReadOutcome {
+        character: Character {
+            name,
+            mesh,
+            skeleton,
+            skin,
+            clips,
+        },
+        warnings,
+    })
+}
+
+fn add_node_mesh(meshes: &mut MeshBuild, doc: &Doc, tree: &Hierarchy, n: usize, place: &Placement) -> Result<(), Fail> {
+    let Some(m) = tree.nodes[n].mesh else {
+        return Ok(());
+    };
+    meshes.add_mesh(doc, m, &format!("nodes[{n}].mesh"), place)
+}
+
+/// Refuse glTF 1.0 and required extensions that change how geometry is stored.
+fn check_asset(root: &json::Obj) -> Result<(), Fail> {
+    let asset = root
+        .get("asset")
+        .ok_or_else(|| fail("asset: missing (not a glTF 2.0 file?)"))?;
+    let asset = json::object(asset, "asset")?;
+    let version = json::opt_str(asset, "version", "asset")?.unwrap_or("");
+    if !version.starts_with("2.") {
+        return Err(unsupported(format!(
+            "asset.version: {version:?} (only glTF 2.0 is read)"
+        )));
+    }
+    for (k, ext) in json::array(root, "extensionsRequired", "")?.iter().enumerate() {
+        if let Some(name) = ext.as_str().filter(|e| UNDECODABLE.contains(e)) {
+            return Err(unsupported(format!("extensionsRequired[{k}]: {name} is not supported")));
+        }
+    }
+    Ok(())
+}

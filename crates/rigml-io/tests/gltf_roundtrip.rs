@@ -1,0 +1,127 @@
+//! Every GLB character of the manifest: read, write back as GLB, read again, and get the same
+//! character; counts are compared with the manifest columns.
+
+mod common;
+
+use rigml_core::Character;
+use rigml_io::gltf::{self, ReadOptions};
+
+/// Read strictly; a file refused only for NaN weights is read again with repair.
+fn read_glb(row: &common::Row) -> (Character, Vec<String>) {
+    let path = row.path();
+    match gltf::read(&path) {
+        Ok(c) => (c, Vec::new()),
+        Err(e) if e.to_string().contains("NaN") => {
+            let outcome = gltf::read_with(&path, ReadOptions { repair: true })
+                .unwrap_or_else(|e| panic!("{}: repair failed: {e}", row.id()));
+            assert!(!outcome.warnings.is_empty(), "{}: repaired without a warning", row.id());
+            (outcome.character, outcome.warnings)
+        }
+        Err(e) => panic!("{}: {e}", row.id()),
+    }
+}
+
+fn assert_same(id: &str, a: &Character, b: &Character) {
+    assert_eq!(a.mesh.positions, b.mesh.positions, "{id}: positions");
+    assert_eq!(a.mesh.triangles, b.mesh.triangles, "{id}: triangles");
+    assert_eq!(a.mesh.parts.len(), b.mesh.parts.len(), "{id}: parts");
+    assert_eq!(a.mesh.uvs, b.mesh.uvs, "{id}: uvs");
+    let (sa, sb) = (&a.skeleton, &b.skeleton);
+    assert_eq!(sa.names, sb.names, "{id}: joint names");
+    assert_eq!(sa.parents, sb.parents, "{id}: parents");
+    assert_eq!(sa.rest_local, sb.rest_local, "{id}: rest transforms");
+    assert_eq!(sa.inverse_bind, sb.inverse_bind, "{id}: inverse bind matrices");
+    match (&a.skin, &b.skin) {
+        (Some(ka), Some(kb)) => {
+            assert_eq!(ka.vertex_count(), kb.vertex_count(), "{id}: skin rows");
+            for (v, (ra, rb)) in ka.rows().zip(kb.rows()).enumerate() {
+                assert_eq!(ra.len(), rb.len(), "{id}: vertex {v} influence count");
+                for i in ra {
+                    let other = rb.iter().find(|x| x.joint == i.joint);
+                    let w = other.map_or(f32::NAN, |x| x.weight);
+                    assert!(
+                        (w - i.weight).abs() <= 1e-6,
+                        "{id}: vertex {v} joint {}: {} vs {w}",
+                        i.joint,
+                        i.weight
+                    );
+                }
+            }
+        }
+        (None, None) => {}
+        _ => panic!("{id}: skin present on one side only"),
+    }
+    let clips_a: Vec<_> = a
+        .clips
+        .iter()
+        .filter(|c| c.channels.iter().any(|ch| !ch.times.is_empty()))
+        .collect();
+    assert_eq!(clips_a.len(), b.clips.len(), "{id}: clips");
+    for (ca, cb) in clips_a.iter().zip(&b.clips) {
+        assert_eq!(ca.name, cb.name, "{id}: clip name");
+        let channels: Vec<_> = ca.channels.iter().filter(|c| !c.times.is_empty()).collect();
+        assert_eq!(channels.len(), cb.channels.len(), "{id}: clip {} channels", ca.name);
+        for (x, y) in channels.iter().zip(&cb.channels) {
+            assert_eq!(**x, *y, "{id}: clip {} channel", ca.name);
+        }
+    }
+}
+
+#[test]
+fn every_manifest_glb_round_trips_and_matches_the_manifest_counts() {
+    let rows = common::rows_with_format(&["glb"]);
+    assert!(
+        rows.len() >= 70,
+        "expected the ~73 GLB characters, found {}",
+        rows.len()
+    );
+    println!(
+        "{:<42} {:>13} {:>13} {:>7} {:>7} {:>7}  notes",
+        "id", "vertices", "triangles", "joints", "infl", "clips"
+    );
+    let mut mismatches = Vec::new();
+    for row in &rows {
+        let (c, warnings) = read_glb(row);
+        let path = row.path();
+        let glb = gltf::to_glb(&c, &path).unwrap_or_else(|e| panic!("{}: write: {e}", row.id()));
+        let back = gltf::from_bytes(&glb, &path).unwrap_or_else(|e| panic!("{}: re-read: {e}", row.id()));
+        assert_same(row.id(), &c, &back);
+
+        let ours = [
+            c.mesh.vertex_count(),
+            c.mesh.triangle_count(),
+            c.skeleton.joint_count(),
+            c.skin.as_ref().map_or(0, |s| s.influences_max()),
+            c.clips.len(),
+        ];
+        let columns = ["vertices", "triangles", "joints", "influences_max", "clips"];
+        let theirs: Vec<Option<usize>> = columns.iter().map(|k| row.count(k)).collect();
+        let cell = |k: usize| match theirs[k] {
+            Some(t) if t == ours[k] => format!("{}", ours[k]),
+            Some(t) => {
+                mismatches.push(format!("{} {}: ours {} manifest {t}", row.id(), columns[k], ours[k]));
+                format!("{}≠{t}", ours[k])
+            }
+            None => format!("{}/-", ours[k]),
+        };
+        let cells: Vec<String> = (0..5).map(cell).collect();
+        println!(
+            "{:<42} {:>13} {:>13} {:>7} {:>7} {:>7}  {}",
+            row.id(),
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            warnings.join("; ")
+        );
+    }
+    println!("{} disagreements with the manifest", mismatches.len());
+    for m in &mismatches {
+        println!("  {m}");
+    }
+    assert!(
+        mismatches.is_empty(),
+        "counts disagree with the manifest: {mismatches:?}"
+    );
+}
