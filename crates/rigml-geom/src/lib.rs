@@ -8,8 +8,10 @@ pub mod adjacency;
 pub mod bvh;
 pub mod laplacian;
 pub mod segment;
+pub mod voxel;
 
 pub use adjacency::{Adjacency, Welded};
 pub use bvh::Bvh;
 pub use laplacian::CotLaplacian;
 pub use segment::{closest_on_segment, segment_distance};
+pub use voxel::{Cell, VoxelGrid};

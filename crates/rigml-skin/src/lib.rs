@@ -9,10 +9,12 @@ pub mod heat;
 pub mod nearest;
 pub mod post;
 pub mod synthetic;
+pub mod voxel;
 
 pub use bones::{Bone, Bones};
 pub use heat::Heat;
 pub use nearest::Nearest;
+pub use voxel::Voxel;
 
 use rigml_core::{CoreError, Mesh, Skeleton, Skin};
 use thiserror::Error;

@@ -49,6 +49,31 @@ pub fn tube_chain(bones: usize, rings_per_bone: usize, around: usize, radius: f3
     (mesh, skeleton)
 }
 
+/// [`tube_chain`] closed by a fan at each end (two extra vertices on the axis), so that it
+/// encloses a volume.
+pub fn closed_tube_chain(
+    bones: usize,
+    rings_per_bone: usize,
+    around: usize,
+    radius: f32,
+    bone_length: f32,
+) -> (Mesh, Skeleton) {
+    let (mut mesh, skeleton) = tube_chain(bones, rings_per_bone, around, radius, bone_length);
+    let around = around.max(3) as u32;
+    let last_ring = mesh.vertex_count() as u32 - around;
+    let height = bones.max(1) as f32 * bone_length;
+    let bottom = mesh.vertex_count() as u32;
+    mesh.positions.push(Vec3::ZERO);
+    mesh.positions.push(Vec3::Y * height);
+    let top = bottom + 1;
+    for a in 0..around {
+        let b = (a + 1) % around;
+        mesh.triangles.push([bottom, a, b]);
+        mesh.triangles.push([top, last_ring + b, last_ring + a]);
+    }
+    (mesh, skeleton)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,5 +87,16 @@ mod tests {
         skeleton.validate().unwrap();
         assert_eq!(skeleton.joint_count(), 21);
         assert!((skeleton.bind_positions()[20].y - 10.0).abs() < 1e-4);
+        let (closed, _) = closed_tube_chain(2, 2, 8, 0.1, 1.0);
+        closed.validate().unwrap();
+        // Closed: every edge has exactly two faces.
+        let mut edges = std::collections::HashMap::new();
+        for t in &closed.triangles {
+            for k in 0..3 {
+                let (a, b) = (t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3]));
+                *edges.entry((a, b)).or_insert(0) += 1;
+            }
+        }
+        assert!(edges.values().all(|&c| c == 2));
     }
 }

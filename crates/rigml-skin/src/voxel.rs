@@ -1,0 +1,264 @@
+//! `voxel`: geodesic voxel binding (Dionne & de Lasa 2013, ALGORITHMS.md §3).
+//!
+//! 1. Voxelise the normalised mesh ([`rigml_geom::VoxelGrid`], `resolution` voxels along the
+//!    longest side) with interior fill.
+//! 2. Seed every bone's voxels along its segment; a bone with no solid voxel on it (outside the
+//!    mesh) is seeded instead at the solid voxels nearest to it, at their true distance.
+//! 3. One multi-label Dijkstra through solid voxels (26-neighbourhood, Euclidean steps) keeps the
+//!    `top_k` nearest distinct bones of every voxel — the cost of `top_k` single-bone searches
+//!    rather than one per bone.
+//! 4. A vertex's distance to a bone is its voxel's label plus the voxel-centre-to-vertex
+//!    distance, and `w = (1 / ((1 - α) d + α d²))²` with α the bind smoothness (the formula is
+//!    from a secondary summary of the paper, unverified — see ALGORITHMS.md).
+
+use crate::post::{finish, Prepared, Row};
+use crate::{SkinError, SkinSolver, SolveOptions};
+use glam::Vec3;
+use rayon::prelude::*;
+use rigml_core::{Mesh, Skeleton, Skin};
+use rigml_geom::{segment_distance, Cell, VoxelGrid};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Geodesic voxel binding.
+#[derive(Debug, Clone, Copy)]
+pub struct Voxel {
+    /// Voxels along the longest side of the mesh bounds (Maya's default is 256).
+    pub resolution: usize,
+    /// Bind smoothness α in `[0, 1]`.
+    pub smoothness: f32,
+}
+
+impl Default for Voxel {
+    fn default() -> Self {
+        Self {
+            resolution: 256,
+            smoothness: 0.5,
+        }
+    }
+}
+
+const NO_JOINT: u32 = u32::MAX;
+
+impl SkinSolver for Voxel {
+    fn name(&self) -> &'static str {
+        "voxel"
+    }
+
+    fn solve(&self, mesh: &Mesh, skeleton: &Skeleton, options: &SolveOptions) -> Result<Skin, SkinError> {
+        let prep = Prepared::new(mesh, skeleton)?;
+        let positions = &prep.welded.positions;
+        let grid = VoxelGrid::new(positions, &prep.welded.triangles, self.resolution).ok_or(SkinError::EmptyMesh)?;
+        let k = (options.max_influences.max(1) * 2).min(prep.bones.joint_count.max(1));
+        let field = LabelField::solve(&grid, &prep, k);
+        let alpha = f64::from(self.smoothness.clamp(0.0, 1.0));
+        let floor = f64::from(grid.size) * 0.5;
+        let rows: Vec<Row> = positions
+            .par_iter()
+            .map(|&p| {
+                let Some(labels) = field.labels_near(&grid, p) else {
+                    return Row::new();
+                };
+                labels
+                    .iter()
+                    .filter(|l| l.0 != NO_JOINT && l.1.is_finite())
+                    .map(|&(j, d, center)| {
+                        let d = (f64::from(d) + f64::from((p - center).length())).max(floor);
+                        let w = 1.0 / ((1.0 - alpha) * d + alpha * d * d);
+                        (j, (w * w) as f32)
+                    })
+                    .collect()
+            })
+            .collect();
+        // Weights can be huge for tiny d; rows are scaled to their max before the f32 rounding
+        // matters in post-processing.
+        let rows = rows
+            .into_iter()
+            .map(|mut r| {
+                let max = r.iter().map(|e| e.1).fold(0.0f32, f32::max);
+                if max.is_finite() && max > 0.0 {
+                    r.iter_mut().for_each(|e| e.1 /= max);
+                }
+                r
+            })
+            .collect();
+        finish(&prep, rows, options)
+    }
+}
+
+/// Per solid voxel, its `k` nearest bones by geodesic distance through the solid.
+struct LabelField {
+    /// Solid index of each grid voxel (`u32::MAX` for exterior).
+    solid: Vec<u32>,
+    /// `k` entries per solid voxel: `(joint, distance)`, unused = `(NO_JOINT, inf)`.
+    labels: Vec<(u32, f32)>,
+    k: usize,
+}
+
+impl LabelField {
+    fn solve(grid: &VoxelGrid, prep: &Prepared, k: usize) -> LabelField {
+        let mut solid = vec![u32::MAX; grid.cells.len()];
+        let mut cells = Vec::new();
+        for (i, c) in grid.cells.iter().enumerate() {
+            if *c != Cell::Exterior {
+                solid[i] = cells.len() as u32;
+                cells.push(i as u32);
+            }
+        }
+        let mut field = LabelField {
+            solid,
+            labels: vec![(NO_JOINT, f32::INFINITY); cells.len() * k],
+            k,
+        };
+        let mut heap = BinaryHeap::new();
+        let seed = |field: &mut LabelField, s: u32, joint: u32, d: f32, heap: &mut BinaryHeap<_>| {
+            if field.offer(s, joint, d) {
+                heap.push(Reverse((d.to_bits(), s, joint)));
+            }
+        };
+        // Seeds: voxels along each segment, or the nearest solid voxels for bones outside.
+        let step = grid.size * 0.5;
+        for bone in &prep.bones.segments {
+            let length = (bone.b - bone.a).length();
+            let samples = ((length / step).ceil() as usize).clamp(1, 1 << 16);
+            let mut seeded = false;
+            for i in 0..=samples {
+                let p = bone.a.lerp(bone.b, i as f32 / samples as f32);
+                if let Some(c) = grid.cell_of(p) {
+                    let s = field.solid[grid.index(c)];
+                    if s != u32::MAX {
+                        seed(&mut field, s, bone.joint, 0.0, &mut heap);
+                        seeded = true;
+                    }
+                }
+            }
+            if !seeded && !cells.is_empty() {
+                let distance = |i: u32| segment_distance(grid.center(grid.coords(i as usize)), bone.a, bone.b);
+                let best = cells.par_iter().map(|&i| distance(i)).reduce(|| f32::INFINITY, f32::min);
+                for (s, &i) in cells.iter().enumerate() {
+                    let d = distance(i);
+                    if d <= best + grid.size {
+                        seed(&mut field, s as u32, bone.joint, d, &mut heap);
+                    }
+                }
+            }
+        }
+        let [nx, ny, _] = grid.dims;
+        let mut neighbours = Vec::with_capacity(26);
+        for dz in -1i64..=1 {
+            for dy in -1i64..=1 {
+                for dx in -1i64..=1 {
+                    if (dx, dy, dz) != (0, 0, 0) {
+                        let cost = ((dx * dx + dy * dy + dz * dz) as f32).sqrt() * grid.size;
+                        neighbours.push(([dx, dy, dz], cost));
+                    }
+                }
+            }
+        }
+        while let Some(Reverse((bits, s, joint))) = heap.pop() {
+            let d = f32::from_bits(bits);
+            if !field.current(s, joint, d) {
+                continue;
+            }
+            let c = grid.coords(cells[s as usize] as usize);
+            for &(delta, cost) in &neighbours {
+                let n = [0, 1, 2].map(|a| c[a] as i64 + delta[a]);
+                if n.iter().zip(grid.dims).any(|(&v, dim)| v < 0 || v >= dim as i64) {
+                    continue;
+                }
+                let index = (n[2] as usize * ny + n[1] as usize) * nx + n[0] as usize;
+                let t = field.solid[index];
+                if t != u32::MAX && field.offer(t, joint, d + cost) {
+                    heap.push(Reverse(((d + cost).to_bits(), t, joint)));
+                }
+            }
+        }
+        field
+    }
+
+    fn slots(&mut self, s: u32) -> &mut [(u32, f32)] {
+        let start = s as usize * self.k;
+        &mut self.labels[start..start + self.k]
+    }
+
+    /// Record `joint` at distance `d` at solid voxel `s` if it is among its `k` nearest; true
+    /// when the label improved (and must be propagated).
+    fn offer(&mut self, s: u32, joint: u32, d: f32) -> bool {
+        let slots = self.slots(s);
+        if let Some(slot) = slots.iter_mut().find(|e| e.0 == joint) {
+            if d < slot.1 {
+                slot.1 = d;
+                return true;
+            }
+            return false;
+        }
+        let worst = slots
+            .iter_mut()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("k >= 1 slots");
+        if d < worst.1 {
+            *worst = (joint, d);
+            return true;
+        }
+        false
+    }
+
+    /// Whether `(joint, d)` is still the label of voxel `s` (stale heap entries are skipped).
+    fn current(&mut self, s: u32, joint: u32, d: f32) -> bool {
+        self.slots(s).iter().any(|e| e.0 == joint && e.1 == d)
+    }
+
+    /// Labels of the voxel holding `p`, or of its solid 26-neighbour nearest to `p` when that
+    /// voxel is exterior; each with the voxel centre.
+    fn labels_near(&self, grid: &VoxelGrid, p: Vec3) -> Option<Vec<(u32, f32, Vec3)>> {
+        let c = grid.cell_of(p)?;
+        let mut best: Option<(f32, [usize; 3])> = None;
+        for dz in -1i64..=1 {
+            for dy in -1i64..=1 {
+                for dx in -1i64..=1 {
+                    let n = [c[0] as i64 + dx, c[1] as i64 + dy, c[2] as i64 + dz];
+                    if n.iter().zip(grid.dims).any(|(&v, dim)| v < 0 || v >= dim as i64) {
+                        continue;
+                    }
+                    let n = n.map(|v| v as usize);
+                    if self.solid[grid.index(n)] == u32::MAX {
+                        continue;
+                    }
+                    let d = (grid.center(n) - p).length();
+                    let own = n == c;
+                    if own || best.is_none_or(|b| d < b.0) {
+                        best = Some((if own { f32::NEG_INFINITY } else { d }, n));
+                    }
+                }
+            }
+        }
+        let (_, n) = best?;
+        let s = self.solid[grid.index(n)] as usize;
+        let center = grid.center(n);
+        Some(self.labels[s * self.k..(s + 1) * self.k].iter().map(|&(j, d)| (j, d, center)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{check, synthetic};
+
+    #[test]
+    fn voxel_binding_on_an_open_tube_shell() {
+        let (mesh, skeleton) = synthetic::tube_chain(4, 8, 12, 0.2, 1.0);
+        let solver = Voxel {
+            resolution: 64,
+            ..Default::default()
+        };
+        let skin = solver.solve(&mesh, &skeleton, &SolveOptions::default()).unwrap();
+        let prep = Prepared::new(&mesh, &skeleton).unwrap();
+        assert!(check::failures(&skin, mesh.vertex_count(), 4, &prep.bones).is_empty());
+        for (v, p) in mesh.positions.iter().enumerate() {
+            let frac = p.y.fract();
+            if (0.3..0.7).contains(&frac) && p.y < 4.0 {
+                assert_eq!(skin.influences(v)[0].joint, p.y.floor() as u32, "vertex {v} at {p}");
+            }
+        }
+    }
+}

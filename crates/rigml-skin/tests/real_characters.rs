@@ -1,0 +1,93 @@
+//! Every solver on every train/val character of the shared manifest (`$RIGML_DATA` or the
+//! `shared/data` folder above the workspace), loaded with `rigml_io::load`: no failure as
+//! METRICS.md §4 defines it (no error, no NaN, sums 1 within 1e-4, cap respected, no zero row,
+//! no weight on an ignored end-site), with wall times printed per asset.
+
+use rigml_core::Character;
+use rigml_skin::post::Prepared;
+use rigml_skin::{check, Heat, Nearest, SkinSolver, SolveOptions, Voxel};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+fn data_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("RIGML_DATA") {
+        return PathBuf::from(dir);
+    }
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for up in ["..", "../.."] {
+        let dir = workspace.join(up).join("shared/data");
+        if dir.join("manifest.tsv").exists() {
+            return dir;
+        }
+    }
+    panic!("shared data not found: set RIGML_DATA to the folder holding manifest.tsv");
+}
+
+fn manifest() -> Vec<HashMap<String, String>> {
+    let text = std::fs::read_to_string(data_dir().join("manifest.tsv")).expect("manifest.tsv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("manifest header").split('\t').collect();
+    lines
+        .map(|l| header.iter().zip(l.split('\t')).map(|(h, v)| (h.to_string(), v.to_string())).collect())
+        .collect()
+}
+
+#[test]
+fn every_solver_passes_metrics_robustness_on_train_and_val_characters() {
+    let rows: Vec<_> = manifest()
+        .into_iter()
+        .filter(|r| r["kind"] == "character" && (r["split"] == "train" || r["split"] == "val"))
+        .collect();
+    assert!(rows.len() >= 60, "manifest lists {} train/val characters", rows.len());
+    let solvers: Vec<Box<dyn SkinSolver>> = vec![Box::new(Nearest::default()), Box::new(Heat::default()), Box::new(Voxel::default())];
+    let options = SolveOptions::default();
+    let mut failures = Vec::new();
+    let mut totals = vec![0.0f64; solvers.len()];
+    println!("{:<40} {:>7} {:>5} {:>9} {:>9} {:>9}", "id", "verts", "jnts", "nearest s", "heat s", "voxel s");
+    for row in &rows {
+        let path = data_dir().join(&row["path"]);
+        let character: Character = match rigml_io::load(&path) {
+            Ok(c) => c,
+            Err(e) => {
+                failures.push(format!("{}: load failed: {e}", row["id"]));
+                continue;
+            }
+        };
+        let bones = Prepared::new(&character.mesh, &character.skeleton).map(|p| p.bones);
+        let mut times = Vec::new();
+        for (k, solver) in solvers.iter().enumerate() {
+            let start = Instant::now();
+            let result = solver.solve(&character.mesh, &character.skeleton, &options);
+            let seconds = start.elapsed().as_secs_f64();
+            totals[k] += seconds;
+            times.push(seconds);
+            match (&result, &bones) {
+                (Ok(skin), Ok(bones)) => {
+                    for problem in check::failures(skin, character.mesh.vertex_count(), options.max_influences, bones) {
+                        failures.push(format!("{} {}: {problem}", row["id"], solver.name()));
+                    }
+                }
+                (Err(e), _) => failures.push(format!("{} {}: {e}", row["id"], solver.name())),
+                (_, Err(e)) => failures.push(format!("{}: bones: {e}", row["id"])),
+            }
+        }
+        println!(
+            "{:<40} {:>7} {:>5} {:>9.3} {:>9.3} {:>9.3}",
+            row["id"],
+            character.mesh.vertex_count(),
+            character.skeleton.joint_count(),
+            times[0],
+            times[1],
+            times[2]
+        );
+    }
+    println!(
+        "total seconds: nearest {:.2}, heat {:.2}, voxel {:.2} over {} characters",
+        totals[0],
+        totals[1],
+        totals[2],
+        rows.len()
+    );
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
