@@ -162,7 +162,14 @@ impl Bvh {
     }
 
     /// Visit hits; the callback returns the new `t_max` to keep going, or `None` to stop.
-    fn traverse(&self, origin: Vec3, dir: Vec3, t_min: f32, mut t_max: f32, mut visit: impl FnMut(f32, u32) -> Option<f32>) {
+    fn traverse(
+        &self,
+        origin: Vec3,
+        dir: Vec3,
+        t_min: f32,
+        mut t_max: f32,
+        mut visit: impl FnMut(f32, u32) -> Option<f32>,
+    ) {
         if self.triangles.is_empty() || !origin.is_finite() || !dir.is_finite() {
             return;
         }
@@ -201,8 +208,14 @@ fn slab(min: Vec3, max: Vec3, origin: Vec3, inv: Vec3, t_min: f32, t_max: f32) -
     let lo = a.min(b);
     let hi = a.max(b);
     // NaN (0 * inf) components come from rays lying in a slab plane: treat them as unbounded.
-    let enter = [lo.x, lo.y, lo.z, t_min].into_iter().filter(|v| !v.is_nan()).fold(f32::NEG_INFINITY, f32::max);
-    let exit = [hi.x, hi.y, hi.z, t_max].into_iter().filter(|v| !v.is_nan()).fold(f32::INFINITY, f32::min);
+    let enter = [lo.x, lo.y, lo.z, t_min]
+        .into_iter()
+        .filter(|v| !v.is_nan())
+        .fold(f32::NEG_INFINITY, f32::max);
+    let exit = [hi.x, hi.y, hi.z, t_max]
+        .into_iter()
+        .filter(|v| !v.is_nan())
+        .fold(f32::INFINITY, f32::min);
     enter <= exit
 }
 

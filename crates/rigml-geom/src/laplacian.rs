@@ -47,7 +47,9 @@ impl CotLaplacian {
             let p = t.map(|i| positions[i as usize].as_dvec3());
             let cross = (p[1] - p[0]).cross(p[2] - p[0]);
             let double_area = cross.length();
-            let longest = (0..3).map(|k| (p[(k + 1) % 3] - p[k]).length_squared()).fold(0.0, f64::max);
+            let longest = (0..3)
+                .map(|k| (p[(k + 1) % 3] - p[k]).length_squared())
+                .fold(0.0, f64::max);
             if !double_area.is_finite() || double_area <= 1e-12 * longest || longest == 0.0 {
                 degenerate += 1;
                 continue;

@@ -9,7 +9,7 @@ use glam::Vec3;
 use std::collections::VecDeque;
 
 /// Largest resolution accepted (cells along the longest side); memory grows as its cube.
-pub const MAX_RESOLUTION: usize = 1024;
+pub const MAX_RESOLUTION: usize = 512;
 
 /// What a voxel is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,7 +20,8 @@ pub enum Cell {
     Interior = 2,
 }
 
-/// A dense voxel grid over a mesh's bounds plus one padding voxel on every side.
+/// A dense voxel grid over a mesh's bounds plus padding (one voxel below, two above: the
+/// border layer is always exterior).
 #[derive(Debug, Clone)]
 pub struct VoxelGrid {
     /// Corner of voxel (0, 0, 0).
@@ -43,10 +44,14 @@ impl VoxelGrid {
         let hi = finite.copied().reduce(Vec3::max)?;
         let resolution = resolution.clamp(2, MAX_RESOLUTION);
         let longest = (hi - lo).max_element();
-        let size = if longest > 0.0 { longest / resolution as f32 } else { 1.0 };
+        let size = if longest > 0.0 {
+            longest / resolution as f32
+        } else {
+            1.0
+        };
         let origin = lo - Vec3::splat(size);
         let span = ((hi - lo) / size).ceil();
-        let dims = [span.x as usize + 2, span.y as usize + 2, span.z as usize + 2].map(|d| d.clamp(3, resolution + 3));
+        let dims = [span.x as usize + 3, span.y as usize + 3, span.z as usize + 3].map(|d| d.clamp(3, resolution + 3));
         let mut grid = VoxelGrid {
             origin,
             size,
@@ -122,6 +127,18 @@ impl VoxelGrid {
     /// flood does not reach and is not boundary is interior.
     fn fill(&mut self) {
         let [nx, ny, nz] = self.dims;
+        // Border voxels are padding: a triangle touching one through the enlarged overlap box
+        // does not make it solid, so solid voxels always have all 26 neighbours in the grid.
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    if x == 0 || y == 0 || z == 0 || x == nx - 1 || y == ny - 1 || z == nz - 1 {
+                        let i = self.index([x, y, z]);
+                        self.cells[i] = Cell::Exterior;
+                    }
+                }
+            }
+        }
         let mut reached = vec![false; self.cells.len()];
         let mut queue = VecDeque::new();
         for z in 0..nz {
@@ -194,10 +211,26 @@ mod tests {
     /// A closed axis-aligned box mesh from `lo` to `hi`.
     fn cube(lo: Vec3, hi: Vec3) -> (Vec<Vec3>, Vec<[u32; 3]>) {
         let p: Vec<Vec3> = (0..8)
-            .map(|i| Vec3::new(if i & 1 == 0 { lo.x } else { hi.x }, if i & 2 == 0 { lo.y } else { hi.y }, if i & 4 == 0 { lo.z } else { hi.z }))
+            .map(|i| {
+                Vec3::new(
+                    if i & 1 == 0 { lo.x } else { hi.x },
+                    if i & 2 == 0 { lo.y } else { hi.y },
+                    if i & 4 == 0 { lo.z } else { hi.z },
+                )
+            })
             .collect();
-        let quads = [[0, 2, 3, 1], [4, 5, 7, 6], [0, 1, 5, 4], [2, 6, 7, 3], [0, 4, 6, 2], [1, 3, 7, 5]];
-        let t = quads.iter().flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]]).collect();
+        let quads = [
+            [0, 2, 3, 1],
+            [4, 5, 7, 6],
+            [0, 1, 5, 4],
+            [2, 6, 7, 3],
+            [0, 4, 6, 2],
+            [1, 3, 7, 5],
+        ];
+        let t = quads
+            .iter()
+            .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
+            .collect();
         (p, t)
     }
 
@@ -219,7 +252,11 @@ mod tests {
 
     #[test]
     fn overlap_test_cases() {
-        let tri = [Vec3::new(-1.0, -1.0, 0.0), Vec3::new(1.0, -1.0, 0.0), Vec3::new(0.0, 1.0, 0.0)];
+        let tri = [
+            Vec3::new(-1.0, -1.0, 0.0),
+            Vec3::new(1.0, -1.0, 0.0),
+            Vec3::new(0.0, 1.0, 0.0),
+        ];
         assert!(triangle_box_overlap(Vec3::ZERO, Vec3::splat(0.1), &tri));
         assert!(!triangle_box_overlap(Vec3::new(0.0, 0.0, 0.5), Vec3::splat(0.1), &tri));
         assert!(!triangle_box_overlap(Vec3::new(2.0, 2.0, 0.0), Vec3::splat(0.1), &tri));

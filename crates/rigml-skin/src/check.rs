@@ -9,7 +9,10 @@ use rigml_core::Skin;
 pub fn failures(skin: &Skin, vertex_count: usize, cap: usize, bones: &Bones) -> Vec<String> {
     let mut out = Vec::new();
     if skin.vertex_count() != vertex_count {
-        out.push(format!("skin has {} rows for {vertex_count} vertices", skin.vertex_count()));
+        out.push(format!(
+            "skin has {} rows for {vertex_count} vertices",
+            skin.vertex_count()
+        ));
         return out;
     }
     let mut first = |kind: usize, v: usize, msg: String| {
@@ -30,7 +33,10 @@ pub fn failures(skin: &Skin, vertex_count: usize, cap: usize, bones: &Bones) -> 
         if row.len() > cap {
             first(5, v, format!("{} influences, cap {cap}", row.len()));
         }
-        if let Some(i) = row.iter().find(|i| bones.ignored.get(i.joint as usize).copied().unwrap_or(true)) {
+        if let Some(i) = row
+            .iter()
+            .find(|i| bones.ignored.get(i.joint as usize).copied().unwrap_or(true))
+        {
             first(6, v, format!("weight on ignored or unknown joint {}", i.joint));
         }
     }

@@ -106,10 +106,13 @@ fn solve_rows(prep: &Prepared, visibility: bool) -> Result<Vec<Row>, SkinError> 
         }
     }
     triplets.extend(diagonal.iter().enumerate().map(|(v, &d)| Triplet::new(v, v, d)));
-    let matrix = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &triplets).map_err(|e| fail(format!("{e:?}")))?;
-    let llt = matrix
-        .sp_cholesky(Side::Lower)
-        .map_err(|e| fail(format!("sparse Cholesky failed ({e:?}); the system is not positive definite")))?;
+    let matrix =
+        SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &triplets).map_err(|e| fail(format!("{e:?}")))?;
+    let llt = matrix.sp_cholesky(Side::Lower).map_err(|e| {
+        fail(format!(
+            "sparse Cholesky failed ({e:?}); the system is not positive definite"
+        ))
+    })?;
 
     // Only joints that heat some vertex can have non-zero weight.
     let mut column_of = vec![usize::MAX; prep.bones.joint_count];
@@ -159,7 +162,10 @@ fn solve_rows(prep: &Prepared, visibility: bool) -> Result<Vec<Row>, SkinError> 
 }
 
 fn fail(problem: String) -> SkinError {
-    SkinError::Failed { solver: "heat", problem }
+    SkinError::Failed {
+        solver: "heat",
+        problem,
+    }
 }
 
 /// Nearest visible bones of a vertex (Blender's rule), or no heat when none is visible.
@@ -172,7 +178,11 @@ fn visible_source(prep: &Prepared, p: Vec3, normal: Vec3, bvh: Option<&Bvh>) -> 
             let c = closest_on_segment(p, b.a, b.b);
             let away = p - c;
             let d = away.length();
-            let cos = if d > 0.0 && normal != Vec3::ZERO { normal.dot(away / d) } else { 1.0 };
+            let cos = if d > 0.0 && normal != Vec3::ZERO {
+                normal.dot(away / d)
+            } else {
+                1.0
+            };
             (d / (0.5 * (cos + 1.001)), b.joint, c)
         })
         .collect();
@@ -262,7 +272,9 @@ mod tests {
     #[test]
     fn heat_on_a_tube_follows_the_bones_and_blends_at_joints() {
         let (mesh, skeleton) = synthetic::tube_chain(4, 8, 12, 0.1, 1.0);
-        let skin = Heat::default().solve(&mesh, &skeleton, &SolveOptions::default()).unwrap();
+        let skin = Heat::default()
+            .solve(&mesh, &skeleton, &SolveOptions::default())
+            .unwrap();
         let prep = Prepared::new(&mesh, &skeleton).unwrap();
         assert!(check::failures(&skin, mesh.vertex_count(), 4, &prep.bones).is_empty());
         let mut blended = 0;

@@ -30,7 +30,11 @@ impl SkinSolver for Nearest {
     fn solve(&self, mesh: &Mesh, skeleton: &Skeleton, options: &SolveOptions) -> Result<Skin, SkinError> {
         let prep = Prepared::new(mesh, skeleton)?;
         let keep = options.max_influences.max(1) * 2;
-        let power = if self.power.is_finite() && self.power > 0.0 { self.power } else { 4.0 };
+        let power = if self.power.is_finite() && self.power > 0.0 {
+            self.power
+        } else {
+            4.0
+        };
         let rows: Vec<Row> = prep
             .welded
             .positions

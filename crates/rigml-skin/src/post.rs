@@ -52,7 +52,11 @@ impl Prepared {
         let center = (lo + hi) * 0.5;
         let longest = (hi - lo).max_element();
         // A mesh collapsed to a point still has a meaningful nearest bone.
-        let scale = if longest > 0.0 && longest.is_finite() { longest } else { 1.0 };
+        let scale = if longest > 0.0 && longest.is_finite() {
+            longest
+        } else {
+            1.0
+        };
         let positions: Vec<Vec3> = mesh.positions.iter().map(|&p| (p - center) / scale).collect();
         let welded = Welded::new(&positions, &mesh.triangles, WELD_TOLERANCE);
         let adjacency = Adjacency::from_triangles(welded.vertex_count(), &welded.triangles);

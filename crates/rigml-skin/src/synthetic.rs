@@ -9,7 +9,13 @@ use rigml_core::{Mesh, Skeleton, Transform};
 /// The skeleton has `bones + 1` joints at `y = k * bone_length` (the last one a leaf with a real
 /// bone); the tube has `bones * rings_per_bone + 1` rings of `around` vertices, open at both
 /// ends. Vertex count = `(bones * rings_per_bone + 1) * around`.
-pub fn tube_chain(bones: usize, rings_per_bone: usize, around: usize, radius: f32, bone_length: f32) -> (Mesh, Skeleton) {
+pub fn tube_chain(
+    bones: usize,
+    rings_per_bone: usize,
+    around: usize,
+    radius: f32,
+    bone_length: f32,
+) -> (Mesh, Skeleton) {
     let bones = bones.max(1);
     let rings = bones * rings_per_bone.max(1) + 1;
     let around = around.max(3);

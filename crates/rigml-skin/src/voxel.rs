@@ -4,7 +4,7 @@
 //!    longest side) with interior fill.
 //! 2. Seed every bone's voxels along its segment; a bone with no solid voxel on it (outside the
 //!    mesh) is seeded instead at the solid voxels nearest to it, at their true distance.
-//! 3. One multi-label Dijkstra through solid voxels (26-neighbourhood, Euclidean steps) keeps the
+//! 3. One multi-label Dijkstra (bucket queue) through solid voxels (26-neighbourhood, Euclidean steps) keeps the
 //!    `top_k` nearest distinct bones of every voxel — the cost of `top_k` single-bone searches
 //!    rather than one per bone.
 //! 4. A vertex's distance to a bone is its voxel's label plus the voxel-centre-to-vertex
@@ -17,8 +17,6 @@ use glam::Vec3;
 use rayon::prelude::*;
 use rigml_core::{Mesh, Skeleton, Skin};
 use rigml_geom::{segment_distance, Cell, VoxelGrid};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Geodesic voxel binding.
 #[derive(Debug, Clone, Copy)]
@@ -86,13 +84,22 @@ impl SkinSolver for Voxel {
     }
 }
 
+/// Distances are integers in units of `1 / UNITS` voxel: the queue is a ring of buckets
+/// (Dial's algorithm) instead of a binary heap, several times faster on millions of voxels.
+const UNITS: f32 = 16.0;
+
+/// Buckets in the ring: more than the largest step (√3 voxels = 28 units).
+const RING: usize = 32;
+
 /// Per solid voxel, its `k` nearest bones by geodesic distance through the solid.
 struct LabelField {
     /// Solid index of each grid voxel (`u32::MAX` for exterior).
     solid: Vec<u32>,
-    /// `k` entries per solid voxel: `(joint, distance)`, unused = `(NO_JOINT, inf)`.
-    labels: Vec<(u32, f32)>,
+    /// `k` entries per solid voxel: `(joint, distance in units)`, unused = `(NO_JOINT, MAX)`.
+    labels: Vec<(u32, u32)>,
     k: usize,
+    /// Voxel edge length, to turn units back into lengths.
+    size: f32,
 }
 
 impl LabelField {
@@ -107,109 +114,142 @@ impl LabelField {
         }
         let mut field = LabelField {
             solid,
-            labels: vec![(NO_JOINT, f32::INFINITY); cells.len() * k],
+            labels: vec![(NO_JOINT, u32::MAX); cells.len() * k],
             k,
+            size: grid.size,
         };
-        let mut heap = BinaryHeap::new();
-        let seed = |field: &mut LabelField, s: u32, joint: u32, d: f32, heap: &mut BinaryHeap<_>| {
-            if field.offer(s, joint, d) {
-                heap.push(Reverse((d.to_bits(), s, joint)));
-            }
-        };
-        // Seeds: voxels along each segment, or the nearest solid voxels for bones outside.
+        // Seeds `(distance, solid voxel, joint)`: voxels along each segment, or the nearest
+        // solid voxels for bones outside the solid.
+        let mut seeds: Vec<(u32, u32, u32)> = Vec::new();
         let step = grid.size * 0.5;
         for bone in &prep.bones.segments {
             let length = (bone.b - bone.a).length();
             let samples = ((length / step).ceil() as usize).clamp(1, 1 << 16);
-            let mut seeded = false;
+            let before = seeds.len();
             for i in 0..=samples {
                 let p = bone.a.lerp(bone.b, i as f32 / samples as f32);
                 if let Some(c) = grid.cell_of(p) {
                     let s = field.solid[grid.index(c)];
                     if s != u32::MAX {
-                        seed(&mut field, s, bone.joint, 0.0, &mut heap);
-                        seeded = true;
+                        seeds.push((0, s, bone.joint));
                     }
                 }
             }
-            if !seeded && !cells.is_empty() {
+            if seeds.len() == before && !cells.is_empty() {
                 let distance = |i: u32| segment_distance(grid.center(grid.coords(i as usize)), bone.a, bone.b);
-                let best = cells.par_iter().map(|&i| distance(i)).reduce(|| f32::INFINITY, f32::min);
+                let best = cells
+                    .par_iter()
+                    .map(|&i| distance(i))
+                    .reduce(|| f32::INFINITY, f32::min);
                 for (s, &i) in cells.iter().enumerate() {
                     let d = distance(i);
                     if d <= best + grid.size {
-                        seed(&mut field, s as u32, bone.joint, d, &mut heap);
+                        seeds.push((to_units(d, grid.size), s as u32, bone.joint));
                     }
                 }
             }
         }
+        // Latest distance last, so that seeds are taken from the end in increasing order.
+        seeds.sort_unstable_by(|a, b| b.cmp(a));
         let [nx, ny, _] = grid.dims;
-        let mut neighbours = Vec::with_capacity(26);
+        let mut steps = Vec::with_capacity(26);
         for dz in -1i64..=1 {
             for dy in -1i64..=1 {
                 for dx in -1i64..=1 {
                     if (dx, dy, dz) != (0, 0, 0) {
-                        let cost = ((dx * dx + dy * dy + dz * dz) as f32).sqrt() * grid.size;
-                        neighbours.push(([dx, dy, dz], cost));
+                        let cost = ((dx * dx + dy * dy + dz * dz) as f32).sqrt() * UNITS;
+                        let offset = (dz * ny as i64 + dy) * nx as i64 + dx;
+                        steps.push((offset, cost.round() as u32));
                     }
                 }
             }
         }
-        while let Some(Reverse((bits, s, joint))) = heap.pop() {
-            let d = f32::from_bits(bits);
-            if !field.current(s, joint, d) {
-                continue;
+        let mut ring: Vec<Vec<(u32, u32)>> = vec![Vec::new(); RING];
+        let mut queued = 0usize;
+        let mut current = 0u32;
+        let mut bucket = Vec::new();
+        loop {
+            if queued == 0 {
+                // Jump to the next seed, if any.
+                match seeds.last() {
+                    Some(&(d, _, _)) => current = current.max(d),
+                    None => break,
+                }
             }
-            let c = grid.coords(cells[s as usize] as usize);
-            for &(delta, cost) in &neighbours {
-                let n = [0, 1, 2].map(|a| c[a] as i64 + delta[a]);
-                if n.iter().zip(grid.dims).any(|(&v, dim)| v < 0 || v >= dim as i64) {
+            while let Some(&(d, s, joint)) = seeds.last() {
+                if d > current {
+                    break;
+                }
+                seeds.pop();
+                let d = d.max(current);
+                if field.offer(s, joint, d) {
+                    ring[d as usize % RING].push((s, joint));
+                    queued += 1;
+                }
+            }
+            std::mem::swap(&mut bucket, &mut ring[current as usize % RING]);
+            queued -= bucket.len();
+            for (s, joint) in bucket.drain(..) {
+                if !field.current(s, joint, current) {
                     continue;
                 }
-                let index = (n[2] as usize * ny + n[1] as usize) * nx + n[0] as usize;
-                let t = field.solid[index];
-                if t != u32::MAX && field.offer(t, joint, d + cost) {
-                    heap.push(Reverse(((d + cost).to_bits(), t, joint)));
+                let here = cells[s as usize] as i64;
+                for &(offset, cost) in &steps {
+                    // Solid voxels never touch the grid border (see VoxelGrid), so every
+                    // neighbour index is inside the grid; checked anyway.
+                    let Some(&t) = usize::try_from(here + offset).ok().and_then(|n| field.solid.get(n)) else {
+                        continue;
+                    };
+                    let d = current + cost;
+                    if t != u32::MAX && field.offer(t, joint, d) {
+                        ring[d as usize % RING].push((t, joint));
+                        queued += 1;
+                    }
                 }
             }
+            current += 1;
         }
         field
     }
 
-    fn slots(&mut self, s: u32) -> &mut [(u32, f32)] {
+    fn slots(&mut self, s: u32) -> &mut [(u32, u32)] {
         let start = s as usize * self.k;
         &mut self.labels[start..start + self.k]
     }
 
     /// Record `joint` at distance `d` at solid voxel `s` if it is among its `k` nearest; true
     /// when the label improved (and must be propagated).
-    fn offer(&mut self, s: u32, joint: u32, d: f32) -> bool {
+    fn offer(&mut self, s: u32, joint: u32, d: u32) -> bool {
         let slots = self.slots(s);
-        if let Some(slot) = slots.iter_mut().find(|e| e.0 == joint) {
-            if d < slot.1 {
-                slot.1 = d;
-                return true;
+        let mut worst = 0;
+        for i in 0..slots.len() {
+            if slots[i].0 == joint {
+                if d < slots[i].1 {
+                    slots[i].1 = d;
+                    return true;
+                }
+                return false;
             }
-            return false;
+            if slots[i].1 > slots[worst].1 {
+                worst = i;
+            }
         }
-        let worst = slots
-            .iter_mut()
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .expect("k >= 1 slots");
-        if d < worst.1 {
-            *worst = (joint, d);
-            return true;
+        match slots.get_mut(worst) {
+            Some(slot) if d < slot.1 => {
+                *slot = (joint, d);
+                true
+            }
+            _ => false,
         }
-        false
     }
 
-    /// Whether `(joint, d)` is still the label of voxel `s` (stale heap entries are skipped).
-    fn current(&mut self, s: u32, joint: u32, d: f32) -> bool {
+    /// Whether `(joint, d)` is still the label of voxel `s` (stale queue entries are skipped).
+    fn current(&mut self, s: u32, joint: u32, d: u32) -> bool {
         self.slots(s).iter().any(|e| e.0 == joint && e.1 == d)
     }
 
     /// Labels of the voxel holding `p`, or of its solid 26-neighbour nearest to `p` when that
-    /// voxel is exterior; each with the voxel centre.
+    /// voxel is exterior: `(joint, distance, voxel centre)`.
     fn labels_near(&self, grid: &VoxelGrid, p: Vec3) -> Option<Vec<(u32, f32, Vec3)>> {
         let c = grid.cell_of(p)?;
         let mut best: Option<(f32, [usize; 3])> = None;
@@ -224,10 +264,13 @@ impl LabelField {
                     if self.solid[grid.index(n)] == u32::MAX {
                         continue;
                     }
-                    let d = (grid.center(n) - p).length();
-                    let own = n == c;
-                    if own || best.is_none_or(|b| d < b.0) {
-                        best = Some((if own { f32::NEG_INFINITY } else { d }, n));
+                    let d = if n == c {
+                        f32::NEG_INFINITY
+                    } else {
+                        (grid.center(n) - p).length()
+                    };
+                    if best.is_none_or(|b| d < b.0) {
+                        best = Some((d, n));
                     }
                 }
             }
@@ -235,8 +278,20 @@ impl LabelField {
         let (_, n) = best?;
         let s = self.solid[grid.index(n)] as usize;
         let center = grid.center(n);
-        Some(self.labels[s * self.k..(s + 1) * self.k].iter().map(|&(j, d)| (j, d, center)).collect())
+        let labels = self.labels.get(s * self.k..(s + 1) * self.k)?;
+        Some(
+            labels
+                .iter()
+                .filter(|l| l.0 != NO_JOINT)
+                .map(|&(j, d)| (j, d as f32 / UNITS * self.size, center))
+                .collect(),
+        )
     }
+}
+
+/// A length in queue units.
+fn to_units(d: f32, size: f32) -> u32 {
+    (d / size * UNITS).round().clamp(0.0, (u32::MAX / 2) as f32) as u32
 }
 
 #[cfg(test)]

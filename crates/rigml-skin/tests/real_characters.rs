@@ -29,7 +29,13 @@ fn manifest() -> Vec<HashMap<String, String>> {
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().expect("manifest header").split('\t').collect();
     lines
-        .map(|l| header.iter().zip(l.split('\t')).map(|(h, v)| (h.to_string(), v.to_string())).collect())
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split('\t'))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
         .collect()
 }
 
@@ -40,11 +46,18 @@ fn every_solver_passes_metrics_robustness_on_train_and_val_characters() {
         .filter(|r| r["kind"] == "character" && (r["split"] == "train" || r["split"] == "val"))
         .collect();
     assert!(rows.len() >= 60, "manifest lists {} train/val characters", rows.len());
-    let solvers: Vec<Box<dyn SkinSolver>> = vec![Box::new(Nearest::default()), Box::new(Heat::default()), Box::new(Voxel::default())];
+    let solvers: Vec<Box<dyn SkinSolver>> = vec![
+        Box::new(Nearest::default()),
+        Box::new(Heat::default()),
+        Box::new(Voxel::default()),
+    ];
     let options = SolveOptions::default();
     let mut failures = Vec::new();
     let mut totals = vec![0.0f64; solvers.len()];
-    println!("{:<40} {:>7} {:>5} {:>9} {:>9} {:>9}", "id", "verts", "jnts", "nearest s", "heat s", "voxel s");
+    println!(
+        "{:<40} {:>7} {:>5} {:>9} {:>9} {:>9}",
+        "id", "verts", "jnts", "nearest s", "heat s", "voxel s"
+    );
     for row in &rows {
         let path = data_dir().join(&row["path"]);
         let character: Character = match rigml_io::load(&path) {
@@ -89,5 +102,10 @@ fn every_solver_passes_metrics_robustness_on_train_and_val_characters() {
         totals[2],
         rows.len()
     );
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

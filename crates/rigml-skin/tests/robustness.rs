@@ -43,8 +43,13 @@ fn degenerate_faces() {
     let (mut mesh, skeleton) = tube();
     let n = mesh.vertex_count() as u32;
     // Repeated corners, collinear corners, and a zero-area sliver on real vertices.
-    mesh.positions.extend([Vec3::new(0.0, 0.5, 0.0), Vec3::new(0.0, 1.0, 0.0), Vec3::new(0.0, 1.5, 0.0)]);
-    mesh.triangles.extend([[0, 0, 1], [n, n + 1, n + 2], [0, 1, 1], [2, 2, 2]]);
+    mesh.positions.extend([
+        Vec3::new(0.0, 0.5, 0.0),
+        Vec3::new(0.0, 1.0, 0.0),
+        Vec3::new(0.0, 1.5, 0.0),
+    ]);
+    mesh.triangles
+        .extend([[0, 0, 1], [n, n + 1, n + 2], [0, 1, 1], [2, 2, 2]]);
     solve_all(&mesh, &skeleton, "degenerate faces");
 }
 
@@ -103,7 +108,11 @@ fn disconnected_islands_and_isolated_vertices() {
         assert!(!skin.influences(loose).is_empty());
         // The eye sits at y = 3.5, beside bone 3.
         let eye = mesh.parts[1].vertices.clone();
-        assert!(eye.clone().all(|v| skin.influences(v)[0].joint == 3), "{:?}", skin.influences(eye.start));
+        assert!(
+            eye.clone().all(|v| skin.influences(v)[0].joint == 3),
+            "{:?}",
+            skin.influences(eye.start)
+        );
     }
 }
 
@@ -116,7 +125,8 @@ fn open_patch() {
     mesh.triangles.clear();
     for y in 0..=n {
         for x in 0..=n {
-            mesh.positions.push(Vec3::new(x as f32 / n as f32 - 0.5, 4.0 * y as f32 / n as f32, 0.1));
+            mesh.positions
+                .push(Vec3::new(x as f32 / n as f32 - 0.5, 4.0 * y as f32 / n as f32, 0.1));
         }
     }
     for y in 0..n {
