@@ -58,10 +58,26 @@ impl VoxelGrid {
             dims,
             cells: vec![Cell::Exterior; dims[0] * dims[1] * dims[2]],
         };
+        let mut pieces = Vec::new();
         for t in triangles {
             let corners = t.map(|i| positions.get(i as usize).copied().unwrap_or(Vec3::NAN));
             if corners.iter().all(|p| p.is_finite()) {
-                grid.rasterise(&corners);
+                // Large triangles are split by longest-edge bisection until each piece spans
+                // about two voxels, so the work is proportional to the voxels they cover rather
+                // than to the volume of their bounding boxes.
+                pieces.push(corners);
+                while let Some(tri) = pieces.pop() {
+                    let edges = [0, 1, 2].map(|k| (tri[(k + 1) % 3] - tri[k]).length());
+                    let k = (0..3).fold(0, |best, k| if edges[k] > edges[best] { k } else { best });
+                    if edges[k] > 2.0 * size {
+                        let mid = (tri[k] + tri[(k + 1) % 3]) * 0.5;
+                        let other = tri[(k + 2) % 3];
+                        pieces.push([tri[k], mid, other]);
+                        pieces.push([mid, tri[(k + 1) % 3], other]);
+                    } else {
+                        grid.rasterise(&tri);
+                    }
+                }
             }
         }
         grid.fill();

@@ -39,6 +39,10 @@ fn manifest() -> Vec<HashMap<String, String>> {
         .collect()
 }
 
+/// Voxel resolution for this whole-manifest test: 128 keeps the run to minutes on 2 cores
+/// (the default 256 costs about 8x the voxels; time it with the `skin_time` example).
+const VOXEL_RESOLUTION: usize = 128;
+
 #[test]
 fn every_solver_passes_metrics_robustness_on_train_and_val_characters() {
     let rows: Vec<_> = manifest()
@@ -49,7 +53,10 @@ fn every_solver_passes_metrics_robustness_on_train_and_val_characters() {
     let solvers: Vec<Box<dyn SkinSolver>> = vec![
         Box::new(Nearest::default()),
         Box::new(Heat::default()),
-        Box::new(Voxel::default()),
+        Box::new(Voxel {
+            resolution: VOXEL_RESOLUTION,
+            ..Default::default()
+        }),
     ];
     let options = SolveOptions::default();
     let mut failures = Vec::new();
