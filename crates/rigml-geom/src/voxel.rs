@@ -120,8 +120,11 @@ impl VoxelGrid {
     }
 
     fn rasterise(&mut self, tri: &[Vec3; 3]) {
-        let lo = tri[0].min(tri[1]).min(tri[2]);
-        let hi = tri[0].max(tri[1]).max(tri[2]);
+        // Widened by a hair so that a triangle lying on a voxel face (a flat cap on the bounds)
+        // is tested against the voxels on both sides despite rounding.
+        let margin = Vec3::splat(self.size * 0.01);
+        let lo = tri[0].min(tri[1]).min(tri[2]) - margin;
+        let hi = tri[0].max(tri[1]).max(tri[2]) + margin;
         let (Some(a), Some(b)) = (self.cell_of(lo), self.cell_of(hi)) else {
             return;
         };

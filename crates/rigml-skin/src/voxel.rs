@@ -48,20 +48,27 @@ impl SkinSolver for Voxel {
         let positions = &prep.welded.positions;
         let grid = VoxelGrid::new(positions, &prep.welded.triangles, self.resolution).ok_or(SkinError::EmptyMesh)?;
         let k = options.max_influences.max(1).min(prep.bones.joint_count.max(1));
-        // First the nearest bone of every voxel, then the k nearest within reach of it.
-        let nearest = LabelField::solve(&grid, &prep, 1, Vec::new());
-        let reach = nearest
+        let solid = Solid::new(&grid);
+        // First the nearest bone of every voxel, then the k nearest within reach of it. The
+        // joints are split into one group per thread; the k nearest of the union are among the
+        // groups' k nearest, so the groups run in parallel and are merged per vertex.
+        let nearest = LabelField::solve(&grid, &solid, &prep, 1, &[], |_| true);
+        let reach: Vec<u32> = nearest
             .labels
             .iter()
             .map(|l| l.1.saturating_mul(REACH).saturating_add(REACH_SLACK))
             .collect();
-        let field = LabelField::solve(&grid, &prep, k, reach);
+        let groups = rayon::current_num_threads().clamp(1, prep.bones.joint_count.max(1));
+        let fields: Vec<LabelField> = (0..groups)
+            .into_par_iter()
+            .map(|g| LabelField::solve(&grid, &solid, &prep, k, &reach, |j| j as usize % groups == g))
+            .collect();
         let alpha = f64::from(self.smoothness.clamp(0.0, 1.0));
         let floor = f64::from(grid.size) * 0.5;
         let rows: Vec<Row> = positions
             .par_iter()
             .map(|&p| {
-                let Some(labels) = field.labels_near(&grid, p) else {
+                let Some(labels) = labels_near(&grid, &solid, &fields, k, p) else {
                     return Row::new();
                 };
                 labels
@@ -104,48 +111,65 @@ const RING: usize = 32;
 const REACH: u32 = 2;
 const REACH_SLACK: u32 = 2 * UNITS as u32;
 
-/// Per solid voxel, its `k` nearest bones by geodesic distance through the solid.
-struct LabelField {
-    /// Solid index of each grid voxel (`u32::MAX` for exterior).
-    solid: Vec<u32>,
-    /// `k` entries per solid voxel: `(joint, distance in units)`, unused = `(NO_JOINT, MAX)`.
-    labels: Vec<(u32, u32)>,
-    k: usize,
-    /// Voxel edge length, to turn units back into lengths.
-    size: f32,
-    /// Per solid voxel, the largest distance accepted (empty = no limit).
-    reach: Vec<u32>,
+/// The non-exterior voxels, numbered.
+struct Solid {
+    /// Solid number of each grid voxel (`u32::MAX` for exterior).
+    index: Vec<u32>,
+    /// Grid index of each solid voxel.
+    cells: Vec<u32>,
 }
 
-impl LabelField {
-    fn solve(grid: &VoxelGrid, prep: &Prepared, k: usize, reach: Vec<u32>) -> LabelField {
-        let mut solid = vec![u32::MAX; grid.cells.len()];
+impl Solid {
+    fn new(grid: &VoxelGrid) -> Solid {
+        let mut index = vec![u32::MAX; grid.cells.len()];
         let mut cells = Vec::new();
         for (i, c) in grid.cells.iter().enumerate() {
             if *c != Cell::Exterior {
-                solid[i] = cells.len() as u32;
+                index[i] = cells.len() as u32;
                 cells.push(i as u32);
             }
         }
+        Solid { index, cells }
+    }
+}
+
+/// Per solid voxel, its `k` nearest bones (of one joint group) by geodesic distance through
+/// the solid.
+struct LabelField<'a> {
+    /// `k` entries per solid voxel: `(joint, distance in units)`, unused = `(NO_JOINT, MAX)`.
+    labels: Vec<(u32, u32)>,
+    k: usize,
+    /// Per solid voxel, the largest distance accepted (empty = no limit).
+    reach: &'a [u32],
+}
+
+impl<'a> LabelField<'a> {
+    fn solve(
+        grid: &VoxelGrid,
+        solid: &Solid,
+        prep: &Prepared,
+        k: usize,
+        reach: &'a [u32],
+        in_group: impl Fn(u32) -> bool,
+    ) -> LabelField<'a> {
+        let cells = &solid.cells;
         let mut field = LabelField {
-            solid,
             labels: vec![(NO_JOINT, u32::MAX); cells.len() * k],
             k,
-            size: grid.size,
             reach,
         };
         // Seeds `(distance, solid voxel, joint)`: voxels along each segment, or the nearest
         // solid voxels for bones outside the solid.
         let mut seeds: Vec<(u32, u32, u32)> = Vec::new();
         let step = grid.size * 0.5;
-        for bone in &prep.bones.segments {
+        for bone in prep.bones.segments.iter().filter(|b| in_group(b.joint)) {
             let length = (bone.b - bone.a).length();
             let samples = ((length / step).ceil() as usize).clamp(1, 1 << 16);
             let before = seeds.len();
             for i in 0..=samples {
                 let p = bone.a.lerp(bone.b, i as f32 / samples as f32);
                 if let Some(c) = grid.cell_of(p) {
-                    let s = field.solid[grid.index(c)];
+                    let s = solid.index[grid.index(c)];
                     if s != u32::MAX {
                         seeds.push((0, s, bone.joint));
                     }
@@ -213,7 +237,7 @@ impl LabelField {
                 for &(offset, cost) in &steps {
                     // Solid voxels never touch the grid border (see VoxelGrid), so every
                     // neighbour index is inside the grid; checked anyway.
-                    let Some(&t) = usize::try_from(here + offset).ok().and_then(|n| field.solid.get(n)) else {
+                    let Some(&t) = usize::try_from(here + offset).ok().and_then(|n| solid.index.get(n)) else {
                         continue;
                     };
                     let d = current + cost;
@@ -266,46 +290,62 @@ impl LabelField {
     fn current(&mut self, s: u32, joint: u32, d: u32) -> bool {
         self.slots(s).iter().any(|e| e.0 == joint && e.1 == d)
     }
+}
 
-    /// Labels of the voxel holding `p`, or of its solid 26-neighbour nearest to `p` when that
-    /// voxel is exterior: `(joint, distance, voxel centre)`.
-    fn labels_near(&self, grid: &VoxelGrid, p: Vec3) -> Option<Vec<(u32, f32, Vec3)>> {
-        let c = grid.cell_of(p)?;
-        let mut best: Option<(f32, [usize; 3])> = None;
-        for dz in -1i64..=1 {
-            for dy in -1i64..=1 {
-                for dx in -1i64..=1 {
-                    let n = [c[0] as i64 + dx, c[1] as i64 + dy, c[2] as i64 + dz];
-                    if n.iter().zip(grid.dims).any(|(&v, dim)| v < 0 || v >= dim as i64) {
-                        continue;
-                    }
-                    let n = n.map(|v| v as usize);
-                    if self.solid[grid.index(n)] == u32::MAX {
-                        continue;
-                    }
-                    let d = if n == c {
-                        f32::NEG_INFINITY
-                    } else {
-                        (grid.center(n) - p).length()
-                    };
-                    if best.is_none_or(|b| d < b.0) {
-                        best = Some((d, n));
-                    }
+/// The `k` nearest labels over all groups at the voxel holding `p`, or at its solid
+/// 26-neighbour nearest to `p` when that voxel is exterior: `(joint, distance, voxel centre)`.
+fn labels_near(
+    grid: &VoxelGrid,
+    solid: &Solid,
+    fields: &[LabelField],
+    k: usize,
+    p: Vec3,
+) -> Option<Vec<(u32, f32, Vec3)>> {
+    let c = grid.cell_of(p)?;
+    let mut best: Option<(f32, [usize; 3])> = None;
+    for dz in -1i64..=1 {
+        for dy in -1i64..=1 {
+            for dx in -1i64..=1 {
+                let n = [c[0] as i64 + dx, c[1] as i64 + dy, c[2] as i64 + dz];
+                if n.iter().zip(grid.dims).any(|(&v, dim)| v < 0 || v >= dim as i64) {
+                    continue;
+                }
+                let n = n.map(|v| v as usize);
+                if solid.index[grid.index(n)] == u32::MAX {
+                    continue;
+                }
+                let d = if n == c {
+                    f32::NEG_INFINITY
+                } else {
+                    (grid.center(n) - p).length()
+                };
+                if best.is_none_or(|b| d < b.0) {
+                    best = Some((d, n));
                 }
             }
         }
-        let (_, n) = best?;
-        let s = self.solid[grid.index(n)] as usize;
-        let center = grid.center(n);
-        let labels = self.labels.get(s * self.k..(s + 1) * self.k)?;
-        Some(
-            labels
-                .iter()
-                .filter(|l| l.0 != NO_JOINT)
-                .map(|&(j, d)| (j, d as f32 / UNITS * self.size, center))
-                .collect(),
-        )
     }
+    let (_, n) = best?;
+    let s = solid.index[grid.index(n)] as usize;
+    let center = grid.center(n);
+    let mut labels: Vec<(u32, u32)> = Vec::new();
+    for field in fields {
+        labels.extend(
+            field
+                .labels
+                .get(s * field.k..(s + 1) * field.k)?
+                .iter()
+                .filter(|l| l.0 != NO_JOINT),
+        );
+    }
+    labels.sort_by_key(|l| l.1);
+    labels.truncate(k);
+    Some(
+        labels
+            .iter()
+            .map(|&(j, d)| (j, d as f32 / UNITS * grid.size, center))
+            .collect(),
+    )
 }
 
 /// A length in queue units.
@@ -327,6 +367,33 @@ mod tests {
         };
         let skin = solver.solve(&mesh, &skeleton, &SolveOptions::default()).unwrap();
         let prep = Prepared::new(&mesh, &skeleton).unwrap();
+        assert!(check::failures(&skin, mesh.vertex_count(), 4, &prep.bones).is_empty());
+        for (v, p) in mesh.positions.iter().enumerate() {
+            let frac = p.y.fract();
+            if (0.3..0.7).contains(&frac) && p.y < 4.0 {
+                assert_eq!(skin.influences(v)[0].joint, p.y.floor() as u32, "vertex {v} at {p}");
+            }
+        }
+    }
+
+    #[test]
+    fn voxel_binding_through_the_filled_interior_of_a_closed_tube() {
+        let (mesh, skeleton) = synthetic::closed_tube_chain(4, 8, 16, 0.3, 1.0);
+        let solver = Voxel {
+            resolution: 48,
+            ..Default::default()
+        };
+        let prep = Prepared::new(&mesh, &skeleton).unwrap();
+        let grid = VoxelGrid::new(&prep.welded.positions, &prep.welded.triangles, 48).unwrap();
+        let axis = grid
+            .cell_of(prep.bones.segments[1].a.lerp(prep.bones.segments[1].b, 0.5))
+            .unwrap();
+        assert_eq!(
+            grid.cells[grid.index(axis)],
+            Cell::Interior,
+            "the bones lie in filled voxels"
+        );
+        let skin = solver.solve(&mesh, &skeleton, &SolveOptions::default()).unwrap();
         assert!(check::failures(&skin, mesh.vertex_count(), 4, &prep.bones).is_empty());
         for (v, p) in mesh.positions.iter().enumerate() {
             let frac = p.y.fract();

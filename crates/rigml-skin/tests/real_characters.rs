@@ -3,7 +3,7 @@
 //! METRICS.md §4 defines it (no error, no NaN, sums 1 within 1e-4, cap respected, no zero row,
 //! no weight on an ignored end-site), with wall times printed per asset.
 
-use rigml_core::Character;
+use rigml_core::{Character, Skin};
 use rigml_skin::post::Prepared;
 use rigml_skin::{check, Heat, Nearest, SkinSolver, SolveOptions, Voxel};
 use std::collections::HashMap;
@@ -22,6 +22,32 @@ fn data_dir() -> PathBuf {
         }
     }
     panic!("shared data not found: set RIGML_DATA to the folder holding manifest.tsv");
+}
+
+/// Mean over GT-skinned vertices of `sum_j |w_pred - w_gt|`, both top-4 (METRICS.md §2 Avg L1,
+/// top-4 mode); `None` when the file has no skin.
+fn mean_l1(pred: &Skin, gt: Option<&Skin>) -> Option<f64> {
+    let gt = gt?.pruned(4).ok()?;
+    let pred = pred.pruned(4).ok()?;
+    let (mut total, mut count) = (0.0f64, 0usize);
+    for (p, g) in pred.rows().zip(gt.rows()) {
+        if g.is_empty() {
+            continue;
+        }
+        let mut l1: f32 = 0.0;
+        for i in g {
+            let w = p.iter().find(|x| x.joint == i.joint).map_or(0.0, |x| x.weight);
+            l1 += (w - i.weight).abs();
+        }
+        l1 += p
+            .iter()
+            .filter(|x| !g.iter().any(|i| i.joint == x.joint))
+            .map(|x| x.weight)
+            .sum::<f32>();
+        total += f64::from(l1);
+        count += 1;
+    }
+    (count > 0).then(|| total / count as f64)
 }
 
 fn manifest() -> Vec<HashMap<String, String>> {
@@ -61,6 +87,7 @@ fn every_solver_passes_metrics_robustness_on_train_and_val_characters() {
     let options = SolveOptions::default();
     let mut failures = Vec::new();
     let mut totals = vec![0.0f64; solvers.len()];
+    let mut l1_sums = vec![(0.0f64, 0usize); solvers.len()];
     println!(
         "{:<40} {:>7} {:>5} {:>9} {:>9} {:>9}",
         "id", "verts", "jnts", "nearest s", "heat s", "voxel s"
@@ -84,6 +111,10 @@ fn every_solver_passes_metrics_robustness_on_train_and_val_characters() {
             times.push(seconds);
             match (&result, &bones) {
                 (Ok(skin), Ok(bones)) => {
+                    if let Some(l1) = mean_l1(skin, character.skin.as_ref()) {
+                        l1_sums[k].0 += l1;
+                        l1_sums[k].1 += 1;
+                    }
                     for problem in check::failures(skin, character.mesh.vertex_count(), options.max_influences, bones) {
                         failures.push(format!("{} {}: {problem}", row["id"], solver.name()));
                     }
