@@ -21,7 +21,8 @@ use rigml_geom::{segment_distance, Cell, VoxelGrid};
 /// Geodesic voxel binding.
 #[derive(Debug, Clone, Copy)]
 pub struct Voxel {
-    /// Voxels along the longest side of the mesh bounds (Maya's default is 256).
+    /// Voxels along the longest side of the mesh bounds (Maya's default is 256); lowered for a
+    /// character whose solid would exceed [`MAX_SOLID_VOXELS`].
     pub resolution: usize,
     /// Bind smoothness α in `[0, 1]`.
     pub smoothness: f32,
@@ -38,6 +39,11 @@ impl Default for Voxel {
 
 const NO_JOINT: u32 = u32::MAX;
 
+/// Most solid voxels searched: keeps a bulky character at resolution 256 within seconds (a
+/// sphere filling the grid would be about 9 million) at the cost of resolution for that
+/// character only.
+pub const MAX_SOLID_VOXELS: usize = 1 << 21;
+
 impl SkinSolver for Voxel {
     fn name(&self) -> &'static str {
         "voxel"
@@ -46,7 +52,16 @@ impl SkinSolver for Voxel {
     fn solve(&self, mesh: &Mesh, skeleton: &Skeleton, options: &SolveOptions) -> Result<Skin, SkinError> {
         let prep = Prepared::new(mesh, skeleton)?;
         let positions = &prep.welded.positions;
-        let grid = VoxelGrid::new(positions, &prep.welded.triangles, self.resolution).ok_or(SkinError::EmptyMesh)?;
+        let mut grid =
+            VoxelGrid::new(positions, &prep.welded.triangles, self.resolution).ok_or(SkinError::EmptyMesh)?;
+        // Bulky shapes (a round head, a blob) fill far more voxels than a limb; above the budget
+        // the resolution is lowered once so that the solid fits it.
+        let [_, boundary, interior] = grid.counts();
+        if boundary + interior > MAX_SOLID_VOXELS {
+            let shrink = (MAX_SOLID_VOXELS as f64 / (boundary + interior) as f64).cbrt();
+            let resolution = ((self.resolution.max(2) as f64 * shrink) as usize).max(8);
+            grid = VoxelGrid::new(positions, &prep.welded.triangles, resolution).ok_or(SkinError::EmptyMesh)?;
+        }
         let k = options.max_influences.max(1).min(prep.bones.joint_count.max(1));
         let solid = Solid::new(&grid);
         // First the nearest bone of every voxel, then the k nearest within reach of it. The
