@@ -1,1 +1,84 @@
-fn main() {}
+//! The `rigml` command line: parse arguments, call the library, print results.
+//!
+//! One module per subcommand. Each returns the text it would print, so `main` alone talks to
+//! the terminal: results go to stdout, failures to stderr as `error: <file>: <problem>` with a
+//! non-zero exit status. No algorithm lives here (see `docs/ARCHITECTURE.md`).
+
+mod convert;
+mod demo;
+mod inspect;
+mod render;
+
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::process::ExitCode;
+
+const EXAMPLES: &str = "\
+Examples:
+  rigml demo                          write ./rigml-demo.glb, a procedural walking humanoid
+  rigml inspect rigml-demo.glb        summarise mesh, joints, skin, clips and problems
+  rigml inspect Fox.glb --json        the same as one JSON object
+  rigml convert Knight.fbx Knight.glb --max-influences 4
+  rigml render Fox.glb --all --poses 6 -o fox.png";
+
+/// rigml: rigging tools for 3D characters (skin weights, formats, animation).
+#[derive(Parser)]
+#[command(name = "rigml", version, after_help = EXAMPLES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Inspect(inspect::Args),
+    Convert(convert::Args),
+    Demo(demo::Args),
+    Render(render::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Inspect(args) => inspect::run(&args),
+        Command::Convert(args) => convert::run(&args),
+        Command::Demo(args) => demo::run(&args),
+        Command::Render(args) => render::run(&args),
+    };
+    match result {
+        Ok(text) => print(&text),
+        Err(error) => {
+            // If even stderr is gone there is no one left to tell; still exit non-zero.
+            let _ = writeln!(std::io::stderr(), "error: {}", error_message(&error));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its causes on one line, each cause once: library errors already quote their
+/// source (`file: No such file or directory`), so a cause whose text is already there is skipped.
+fn error_message(error: &anyhow::Error) -> String {
+    let mut message = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !message.contains(&cause) {
+            message.push_str(": ");
+            message.push_str(&cause);
+        }
+    }
+    message
+}
+
+/// Write the result to stdout. A closed pipe (`rigml inspect x | head`) is not an error;
+/// any other write failure is reported.
+fn print(text: &str) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: <stdout>: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -90,6 +90,13 @@ impl Skin {
         &self.influences[self.offsets[v] as usize..self.offsets[v + 1] as usize]
     }
 
+    /// The raw compressed rows: row starts (`vertex_count + 1` entries, non-decreasing, the
+    /// last equal to `influences.len()`) and the influences. For hot loops (skinning) that walk
+    /// rows in blocks without re-slicing per vertex.
+    pub(crate) fn csr(&self) -> (&[u32], &[Influence]) {
+        (&self.offsets, &self.influences)
+    }
+
     /// Iterator over all rows.
     pub fn rows(&self) -> impl ExactSizeIterator<Item = &[Influence]> + '_ {
         self.offsets

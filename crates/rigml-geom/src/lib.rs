@@ -1,12 +1,14 @@
-//! Geometry basics shared by the solvers: welding and adjacency, the cotangent Laplacian, a
-//! triangle BVH for ray and segment queries, and point/segment distances.
+//! rigml geometry: procedural shapes, and the mesh algorithms the solvers share — welding and
+//! adjacency, the cotangent Laplacian, a triangle BVH for ray and segment queries, point/segment
+//! distances and solid voxelisation (see `docs/ARCHITECTURE.md`).
 //!
-//! Everything here takes plain slices (`&[Vec3]`, `&[[u32; 3]]`) so that callers can work on a
-//! welded or normalised copy of a [`rigml_core::Mesh`] without cloning it.
+//! The solver-facing modules take plain slices (`&[Vec3]`, `&[[u32; 3]]`) so that callers can
+//! work on a welded or normalised copy of a [`rigml_core::Mesh`] without cloning it.
 
 pub mod adjacency;
 pub mod bvh;
 pub mod laplacian;
+pub mod procedural;
 pub mod segment;
 pub mod voxel;
 

@@ -41,6 +41,9 @@ pub fn read(path: &Path) -> Result<Character, IoError> {
 /// Parse OBJ bytes (`path` only names the file in errors) into a character.
 pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Character, IoError> {
     let file = parse(bytes, path)?;
+    if file.mesh.positions.is_empty() {
+        return Err(IoError::parse(path, "empty: no `v` lines, so no vertices"));
+    }
     Ok(Character {
         name: stem(path),
         mesh: file.mesh,

@@ -8,39 +8,12 @@ use rigml_core::{lbs, skinning_matrices, Character, Pose};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// The data folder: `$RIGML_DATA`, else the first `shared/data` (holding `manifest.tsv`) found
-/// in this crate's folder or above it.
-fn data_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("RIGML_DATA") {
-        return PathBuf::from(dir);
-    }
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    here.ancestors()
-        .map(|a| a.join("shared/data"))
-        .find(|d| d.join("manifest.tsv").is_file())
-        .expect("data set not found: set RIGML_DATA to the folder holding manifest.tsv")
-}
+mod common;
 
-/// Manifest rows as column name → value.
-fn manifest() -> Vec<HashMap<String, String>> {
-    let path = data_dir().join("manifest.tsv");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().expect("manifest has a header").split('\t').collect();
-    lines
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            header
-                .iter()
-                .zip(l.split('\t'))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
-}
+use common::{data_dir, manifest, Row};
 
-fn fbx_rows() -> Vec<HashMap<String, String>> {
-    let rows: Vec<_> = manifest().into_iter().filter(|r| r["format"] == "fbx").collect();
+fn fbx_rows() -> Vec<Row> {
+    let rows: Vec<_> = manifest().into_iter().filter(|r| r.get("format") == "fbx").collect();
     assert_eq!(rows.len(), 6, "the manifest lists 6 FBX characters");
     rows
 }
@@ -50,7 +23,7 @@ fn load(rel: &str) -> Character {
     rigml_io::load(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn number(row: &HashMap<String, String>, column: &str) -> usize {
+fn number(row: &Row, column: &str) -> usize {
     row[column]
         .parse()
         .unwrap_or_else(|_| panic!("{}: column {column} = {:?}", row["id"], row[column]))

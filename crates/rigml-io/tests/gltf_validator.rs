@@ -1,5 +1,6 @@
 //! Every GLB character of the manifest, re-exported by rigml (as GLB, and one as `.gltf` +
-//! `.bin`), must pass the Khronos glTF validator with 0 errors.
+//! `.bin`), and every FBX and MakeHuman character converted to GLB, must pass the Khronos glTF
+//! validator with 0 errors.
 //!
 //! The validator is the npm package in `.ci/` (`cd .ci && npm install`). Without it this test
 //! fails when the `CI` environment variable is set and prints a skip notice otherwise.
@@ -43,6 +44,16 @@ fn rigml_output_passes_the_khronos_validator() {
             gltf::write_gltf(&character, &gltf_out, false).unwrap();
             files.push(gltf_out);
         }
+    }
+    // Conversions: every FBX and MakeHuman character and one BVH clip, written as GLB.
+    for row in common::rows_with_format(&["fbx", "makehuman"])
+        .iter()
+        .chain(common::rows_with_format(&["bvh"]).first())
+    {
+        let character = rigml_io::load(&row.path()).unwrap_or_else(|e| panic!("{}: {e}", row.id()));
+        let out = dir.path().join(format!("converted-{}.glb", row.id()));
+        std::fs::write(&out, gltf::to_glb(&character, &out).unwrap()).unwrap();
+        files.push(out);
     }
     for (name, variant) in variants(&common::rows_with_format(&["glb"])[0]) {
         let out = dir.path().join(format!("variant-{name}.glb"));

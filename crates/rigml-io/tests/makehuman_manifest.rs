@@ -1,39 +1,12 @@
 //! The four MakeHuman rigs in the data manifest: mesh, joint and influence counts match their
 //! rows (and the counts the notes give), and every joint sits inside the body.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
+mod common;
 
-/// The shared data folder: `$RIGML_DATA`, or `shared/data` beside the workspace.
-fn data_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("RIGML_DATA") {
-        return PathBuf::from(dir);
-    }
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    for up in ["..", "../.."] {
-        let dir = workspace.join(up).join("shared/data");
-        if dir.join("manifest.tsv").exists() {
-            return dir;
-        }
-    }
-    panic!("shared data not found: set RIGML_DATA to the folder holding manifest.tsv");
-}
+use common::data_dir;
 
-/// Manifest rows with this format, as column name → value.
-fn manifest_rows(format: &str) -> Vec<HashMap<String, String>> {
-    let text = std::fs::read_to_string(data_dir().join("manifest.tsv")).expect("manifest.tsv");
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().expect("manifest header").split('\t').collect();
-    lines
-        .map(|l| {
-            header
-                .iter()
-                .zip(l.split('\t'))
-                .map(|(h, v)| (h.to_string(), v.to_string()))
-                .collect::<HashMap<_, _>>()
-        })
-        .filter(|r| r.get("format").map(String::as_str) == Some(format))
-        .collect()
+fn manifest_rows(format: &str) -> Vec<common::Row> {
+    common::rows_where("format", format)
 }
 
 /// The number in front of `suffix` in the notes, e.g. `139` from `139 bones carry weights`.

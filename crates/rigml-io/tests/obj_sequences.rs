@@ -3,39 +3,14 @@
 //! re-reading a frame gives the same mesh.
 
 use rigml_io::obj;
-use std::collections::HashMap;
 use std::path::PathBuf;
 
-/// The shared data folder: `$RIGML_DATA`, or `shared/data` beside the workspace.
-fn data_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("RIGML_DATA") {
-        return PathBuf::from(dir);
-    }
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    for up in ["..", "../.."] {
-        let dir = workspace.join(up).join("shared/data");
-        if dir.join("manifest.tsv").exists() {
-            return dir;
-        }
-    }
-    panic!("shared data not found: set RIGML_DATA to the folder holding manifest.tsv");
-}
+mod common;
 
-/// Manifest rows with this format, as column name → value.
-fn manifest_rows(format: &str) -> Vec<HashMap<String, String>> {
-    let text = std::fs::read_to_string(data_dir().join("manifest.tsv")).expect("manifest.tsv");
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().expect("manifest header").split('\t').collect();
-    lines
-        .map(|l| {
-            header
-                .iter()
-                .zip(l.split('\t'))
-                .map(|(h, v)| (h.to_string(), v.to_string()))
-                .collect::<HashMap<_, _>>()
-        })
-        .filter(|r| r.get("format").map(String::as_str) == Some(format))
-        .collect()
+use common::data_dir;
+
+fn manifest_rows(format: &str) -> Vec<common::Row> {
+    common::rows_where("format", format)
 }
 
 #[test]

@@ -101,6 +101,9 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<RawBvh, IoError> {
 }
 
 fn parse_inner(text: &str) -> Result<RawBvh, String> {
+    if text.trim().is_empty() {
+        return Err("empty file (no HIERARCHY, no MOTION)".to_string());
+    }
     let lines: Vec<&str> = text.lines().collect();
     let motion = lines
         .iter()

@@ -126,7 +126,8 @@ fn bad_input_names_file_and_line() {
             "HIERARCHY\nMOTION\nFrames: 0\nFrame Time: 1\n".into(),
             "line 2: HIERARCHY has no joints",
         ),
-        ("".into(), "no MOTION section"),
+        ("".into(), "empty file"),
+        (" \r\n\n".into(), "empty file"),
     ];
     for (text, expected) in cases {
         let e = parse(text.as_bytes(), p()).unwrap_err().to_string();

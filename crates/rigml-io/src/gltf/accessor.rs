@@ -3,8 +3,8 @@
 //! buffers give an error naming the accessor instead of a panic.
 
 use super::container;
-use super::json::{self, fail, Fail, Obj};
-use serde_json::Value;
+use super::json::Value;
+use super::json::{self, at, fail, Fail, Here, Obj};
 use std::cell::{Cell, OnceCell};
 use std::path::Path;
 
@@ -20,15 +20,15 @@ const DECODE_ALLOWANCE: usize = 1 << 24;
 
 /// The parsed document plus lazily loaded buffers.
 pub(super) struct Doc<'a> {
-    pub root: &'a Obj,
-    pub accessors: &'a [Value],
-    pub buffer_views: &'a [Value],
-    pub buffers: &'a [Value],
-    pub nodes: &'a [Value],
-    pub meshes: &'a [Value],
-    pub skins: &'a [Value],
-    pub animations: &'a [Value],
-    pub scenes: &'a [Value],
+    pub root: &'a Obj<'a>,
+    pub accessors: &'a [Value<'a>],
+    pub buffer_views: &'a [Value<'a>],
+    pub buffers: &'a [Value<'a>],
+    pub nodes: &'a [Value<'a>],
+    pub meshes: &'a [Value<'a>],
+    pub skins: &'a [Value<'a>],
+    pub animations: &'a [Value<'a>],
+    pub scenes: &'a [Value<'a>],
     glb_bin: Option<&'a [u8]>,
     base_dir: &'a Path,
     loaded: Vec<OnceCell<Vec<u8>>>,
@@ -67,19 +67,6 @@ impl Component {
             Self::I16 | Self::U16 => 2,
             Self::U32 | Self::F32 => 4,
         }
-    }
-
-    /// The raw value at `bytes[at..]`, exact in f64.
-    fn read(self, bytes: &[u8], at: usize) -> Option<f64> {
-        let b = bytes.get(at..at.checked_add(self.size())?)?;
-        Some(match self {
-            Self::I8 => f64::from(b[0] as i8),
-            Self::U8 => f64::from(b[0]),
-            Self::I16 => f64::from(i16::from_le_bytes([b[0], b[1]])),
-            Self::U16 => f64::from(u16::from_le_bytes([b[0], b[1]])),
-            Self::U32 => f64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            Self::F32 => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        })
     }
 
     /// Normalised integer to float (glTF 2.0 §3.11, "Animations" / KHR_mesh_quantization).
@@ -122,7 +109,12 @@ struct Layout {
 
 impl<'a> Doc<'a> {
     /// `file_size` (bytes of the file read) sets the decoding budget.
-    pub fn new(root: &'a Obj, glb_bin: Option<&'a [u8]>, base_dir: &'a Path, file_size: usize) -> Result<Self, Fail> {
+    pub fn new(
+        root: &'a Obj<'a>,
+        glb_bin: Option<&'a [u8]>,
+        base_dir: &'a Path,
+        file_size: usize,
+    ) -> Result<Self, Fail> {
         let list = |key| json::array(root, key, "");
         let buffers = list("buffers")?;
         Ok(Doc {
@@ -145,46 +137,52 @@ impl<'a> Doc<'a> {
 
     /// Accessor `index` as floats (normalised integers mapped to [0,1] / [-1,1]), checking its
     /// type is one of `types` (`"VEC3"`, …). `referrer` is the JSON path that named it.
-    pub fn floats(&self, index: usize, referrer: &str, types: &[&str]) -> Result<Values<f32>, Fail> {
-        let (raw, width, component, normalized) = self.raw(index, referrer, types)?;
-        let data = raw
-            .into_iter()
-            .map(|r| if normalized { component.normalize(r) } else { r } as f32)
-            .collect();
+    pub fn floats(&self, index: usize, referrer: impl Here, types: &[&str]) -> Result<Values<f32>, Fail> {
+        let (data, width, _) = self.raw(index, referrer, types, |component, normalized| {
+            move |r| if normalized { component.normalize(r) } else { r } as f32
+        })?;
         Ok(Values { data, width })
     }
 
     /// Accessor `index` as unsigned integers (indices, joints); float components are refused.
-    pub fn ints(&self, index: usize, referrer: &str, types: &[&str]) -> Result<Values<u32>, Fail> {
-        let (raw, width, component, _) = self.raw(index, referrer, types)?;
+    pub fn ints(&self, index: usize, referrer: impl Here, types: &[&str]) -> Result<Values<u32>, Fail> {
+        let (data, width, component) = self.raw(index, referrer, types, |_, _| |r| r as u32)?;
         if matches!(component, Component::F32 | Component::I8 | Component::I16) {
             return Err(fail(format!(
                 "accessors[{index}] ({referrer}): component type {component:?} where unsigned integers are required"
             )));
         }
-        let data = raw.into_iter().map(|r| r as u32).collect();
         Ok(Values { data, width })
     }
 
-    fn raw(&self, index: usize, referrer: &str, types: &[&str]) -> Result<(Vec<f64>, usize, Component, bool), Fail> {
+    /// Decode accessor `index`, turning each raw component value (exact in f64) into a `T`
+    /// with the conversion `convert` makes for the accessor's component type and `normalized`.
+    fn raw<T: Copy, C: Fn(f64) -> T>(
+        &self,
+        index: usize,
+        referrer: impl Here,
+        types: &[&str],
+        convert: impl FnOnce(Component, bool) -> C,
+    ) -> Result<(Vec<T>, usize, Component), Fail> {
         let acc = json::item(self.accessors, index, "accessor", referrer)?;
-        let here = format!("accessors[{index}] ({referrer})");
-        let code = json::req_index(acc, "componentType", &here)?;
+        let here = at(move |f| write!(f, "accessors[{index}] ({referrer})"));
+        let code = json::req_index(acc, "componentType", here)?;
         let component = Component::from_code(code)
             .ok_or_else(|| fail(format!("{here}.componentType: {code} is not a glTF component type")))?;
-        let ty = json::opt_str(acc, "type", &here)?.ok_or_else(|| fail(format!("{here}: missing \"type\"")))?;
+        let ty = json::opt_str(acc, "type", here)?.ok_or_else(|| fail(format!("{here}: missing \"type\"")))?;
         if !types.contains(&ty) {
             return Err(fail(format!(
                 "{here}.type: {ty} where {} is required",
                 types.join(" or ")
             )));
         }
-        let normalized = json::flag(acc, "normalized", &here)?;
-        let layout = layout(ty, component, json::req_index(acc, "count", &here)?, &here)?;
-        let byte_offset = json::opt_index(acc, "byteOffset", &here)?.unwrap_or(0);
-        let mut data = match json::opt_index(acc, "bufferView", &here)? {
+        let normalized = json::flag(acc, "normalized", here)?;
+        let convert = convert(component, normalized);
+        let layout = layout(ty, component, json::req_index(acc, "count", here)?, here)?;
+        let byte_offset = json::opt_index(acc, "byteOffset", here)?.unwrap_or(0);
+        let mut data = match json::opt_index(acc, "bufferView", here)? {
             Some(view) => {
-                let (bytes, stride) = self.view(view, &format!("{here}.bufferView"))?;
+                let (bytes, stride) = self.view(view, json::join(here, "bufferView"))?;
                 let stride = stride.unwrap_or(layout.elem_size);
                 if stride < layout.elem_size {
                     return Err(fail(format!(
@@ -192,14 +190,14 @@ impl<'a> Doc<'a> {
                         layout.elem_size
                     )));
                 }
-                read_elements(bytes, byte_offset, stride, &layout, component, &here)?
+                read_elements(bytes, byte_offset, stride, &layout, component, here, &convert)?
             }
             None => {
                 let n = layout.count.saturating_mul(layout.width);
                 if n > MAX_ZERO_FILLED {
                     return Err(fail(format!("{here}: {n} components without a bufferView")));
                 }
-                vec![0.0; n]
+                vec![convert(0.0); n]
             }
         };
         // Checked after loading: the budget grows with the buffers loaded.
@@ -215,30 +213,37 @@ impl<'a> Doc<'a> {
         }
         self.decoded.set(total);
         if let Some(sparse) = acc.get("sparse") {
-            self.apply_sparse(sparse, &layout, component, &mut data, &format!("{here}.sparse"))?;
+            self.apply_sparse(
+                sparse,
+                &layout,
+                component,
+                &mut data,
+                json::join(here, "sparse"),
+                &convert,
+            )?;
         }
-        Ok((data, layout.width, component, normalized))
+        Ok((data, layout.width, component))
     }
 
-    fn apply_sparse(
+    fn apply_sparse<T: Copy>(
         &self,
-        sparse: &Value,
+        sparse: &Value<'_>,
         layout: &Layout,
         component: Component,
-        data: &mut [f64],
-        here: &str,
+        data: &mut [T],
+        here: impl Here,
+        convert: impl Fn(f64) -> T,
     ) -> Result<(), Fail> {
         let sparse = json::object(sparse, here)?;
         let count = json::req_index(sparse, "count", here)?;
-        let at = |key: &str| -> Result<(&Obj, String), Fail> {
-            let path = json::join(here, key);
+        let part = |key: &'static str| -> Result<&Obj<'_>, Fail> {
             let v = sparse
                 .get(key)
                 .ok_or_else(|| fail(format!("{here}: missing \"{key}\"")))?;
-            Ok((json::object(v, &path)?, path))
+            json::object(v, json::join(here, key))
         };
-        let (indices, ipath) = at("indices")?;
-        let code = json::req_index(indices, "componentType", &ipath)?;
+        let (indices, ipath) = (part("indices")?, json::join(here, "indices"));
+        let code = json::req_index(indices, "componentType", ipath)?;
         let icomp = Component::from_code(code)
             .filter(|c| matches!(c, Component::U8 | Component::U16 | Component::U32))
             .ok_or_else(|| fail(format!("{ipath}.componentType: {code} is not an index type")))?;
@@ -248,19 +253,19 @@ impl<'a> Doc<'a> {
             elem_size: icomp.size(),
             offsets: vec![0],
         };
-        let (ibytes, _) = self.view(json::req_index(indices, "bufferView", &ipath)?, &ipath)?;
-        let ioff = json::opt_index(indices, "byteOffset", &ipath)?.unwrap_or(0);
-        let targets = read_elements(ibytes, ioff, icomp.size(), &ilayout, icomp, &ipath)?;
-        let (values, vpath) = at("values")?;
-        let (vbytes, _) = self.view(json::req_index(values, "bufferView", &vpath)?, &vpath)?;
-        let voff = json::opt_index(values, "byteOffset", &vpath)?.unwrap_or(0);
+        let (ibytes, _) = self.view(json::req_index(indices, "bufferView", ipath)?, ipath)?;
+        let ioff = json::opt_index(indices, "byteOffset", ipath)?.unwrap_or(0);
+        let targets = read_elements(ibytes, ioff, icomp.size(), &ilayout, icomp, ipath, &|r| r)?;
+        let (values, vpath) = (part("values")?, json::join(here, "values"));
+        let (vbytes, _) = self.view(json::req_index(values, "bufferView", vpath)?, vpath)?;
+        let voff = json::opt_index(values, "byteOffset", vpath)?.unwrap_or(0);
         let vlayout = Layout {
             count,
             width: layout.width,
             elem_size: layout.elem_size,
             offsets: layout.offsets.clone(),
         };
-        let replacement = read_elements(vbytes, voff, layout.elem_size, &vlayout, component, &vpath)?;
+        let replacement = read_elements(vbytes, voff, layout.elem_size, &vlayout, component, vpath, &convert)?;
         for (k, &target) in targets.iter().enumerate() {
             let t = target as usize;
             let dst = data.get_mut(t * layout.width..(t + 1) * layout.width).ok_or_else(|| {
@@ -276,14 +281,14 @@ impl<'a> Doc<'a> {
     }
 
     /// The bytes of buffer view `index` and its byte stride.
-    fn view(&self, index: usize, referrer: &str) -> Result<(&[u8], Option<usize>), Fail> {
+    fn view(&self, index: usize, referrer: impl Here) -> Result<(&[u8], Option<usize>), Fail> {
         let view = json::item(self.buffer_views, index, "bufferView", referrer)?;
-        let here = format!("bufferViews[{index}]");
-        let buffer = json::req_index(view, "buffer", &here)?;
-        let offset = json::opt_index(view, "byteOffset", &here)?.unwrap_or(0);
-        let length = json::req_index(view, "byteLength", &here)?;
-        let stride = json::opt_index(view, "byteStride", &here)?;
-        let data = self.buffer(buffer, &format!("{here}.buffer"))?;
+        let here = at(move |f| write!(f, "bufferViews[{index}]"));
+        let buffer = json::req_index(view, "buffer", here)?;
+        let offset = json::opt_index(view, "byteOffset", here)?.unwrap_or(0);
+        let length = json::req_index(view, "byteLength", here)?;
+        let stride = json::opt_index(view, "byteStride", here)?;
+        let data = self.buffer(buffer, json::join(here, "buffer"))?;
         let bytes = offset
             .checked_add(length)
             .and_then(|end| data.get(offset..end))
@@ -298,13 +303,16 @@ impl<'a> Doc<'a> {
     }
 
     /// The bytes of buffer `index`, loaded on first use.
-    fn buffer(&self, index: usize, referrer: &str) -> Result<&[u8], Fail> {
-        let buffer = json::item(self.buffers, index, "buffer", referrer)?;
+    fn buffer(&self, index: usize, referrer: impl Here) -> Result<&[u8], Fail> {
         let cell = self
             .loaded
             .get(index)
             .ok_or_else(|| fail(format!("{referrer}: buffer {index} does not exist")))?;
-        if cell.get().is_none() {
+        if let Some(bytes) = cell.get() {
+            return Ok(bytes);
+        }
+        {
+            let buffer = json::item(self.buffers, index, "buffer", referrer)?;
             let here = format!("buffers[{index}]");
             let bytes = match json::opt_str(buffer, "uri", &here)? {
                 Some(uri) => container::load_uri(uri, self.base_dir, &format!("{here}.uri"))?,
@@ -333,7 +341,7 @@ impl<'a> Doc<'a> {
     }
 }
 
-fn layout(ty: &str, component: Component, count: usize, here: &str) -> Result<Layout, Fail> {
+fn layout(ty: &str, component: Component, count: usize, here: impl Here) -> Result<Layout, Fail> {
     let (rows, cols) = match ty {
         "SCALAR" => (1, 1),
         "VEC2" => (2, 1),
@@ -362,38 +370,85 @@ fn layout(ty: &str, component: Component, count: usize, here: &str) -> Result<La
     })
 }
 
-fn read_elements(
+/// Read `layout.count` elements starting at `offset`, `stride` bytes apart, converting each
+/// component with `convert`. The whole range is checked once up front, so the loop cannot
+/// read past `bytes`.
+fn read_elements<T>(
     bytes: &[u8],
     offset: usize,
     stride: usize,
     layout: &Layout,
     component: Component,
-    here: &str,
-) -> Result<Vec<f64>, Fail> {
-    if layout.count > 0 {
-        let end = (layout.count - 1)
-            .checked_mul(stride)
-            .and_then(|x| x.checked_add(offset))
-            .and_then(|x| x.checked_add(layout.elem_size));
-        if end.is_none_or(|end| end > bytes.len()) {
-            return Err(fail(format!(
-                "{here}: {} elements of {} bytes (stride {stride}, offset {offset}) do not fit in its {}-byte buffer view",
-                layout.count,
-                layout.elem_size,
-                bytes.len()
-            )));
-        }
+    here: impl Here,
+    convert: &impl Fn(f64) -> T,
+) -> Result<Vec<T>, Fail> {
+    let mut out = Vec::new();
+    if layout.count == 0 {
+        return Ok(out);
     }
-    let mut out = Vec::with_capacity(layout.count * layout.width);
-    for i in 0..layout.count {
-        let base = offset + i * stride;
-        for &o in &layout.offsets {
-            out.push(
-                component
-                    .read(bytes, base + o)
-                    .ok_or_else(|| fail(format!("{here}: element {i} is out of bounds")))?,
-            );
-        }
-    }
+    let end = (layout.count - 1)
+        .checked_mul(stride)
+        .and_then(|x| x.checked_add(offset))
+        .and_then(|x| x.checked_add(layout.elem_size));
+    let Some(body) = end.and_then(|end| bytes.get(offset..end)) else {
+        return Err(fail(format!(
+            "{here}: {} elements of {} bytes (stride {stride}, offset {offset}) do not fit in its {}-byte buffer view",
+            layout.count,
+            layout.elem_size,
+            bytes.len()
+        )));
+    };
+    out.reserve_exact(layout.count * layout.width);
+    // One loop per component type, so the type is not matched again for every value.
+    let size = component.size();
+    let mut run = Decode {
+        out: &mut out,
+        body,
+        stride,
+        layout,
+        size,
+    };
+    match component {
+        Component::I8 => run.all(here, |b| f64::from(b[0] as i8), convert),
+        Component::U8 => run.all(here, |b| f64::from(b[0]), convert),
+        Component::I16 => run.all(here, |b| f64::from(i16::from_le_bytes([b[0], b[1]])), convert),
+        Component::U16 => run.all(here, |b| f64::from(u16::from_le_bytes([b[0], b[1]])), convert),
+        Component::U32 => run.all(
+            here,
+            |b| f64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            convert,
+        ),
+        Component::F32 => run.all(
+            here,
+            |b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            convert,
+        ),
+    }?;
     Ok(out)
+}
+
+/// The element loop of [`read_elements`] for one component type.
+struct Decode<'r, T> {
+    out: &'r mut Vec<T>,
+    /// Exactly the bytes of the elements: count-1 full strides plus one element.
+    body: &'r [u8],
+    stride: usize,
+    layout: &'r Layout,
+    /// Bytes per component.
+    size: usize,
+}
+
+impl<T> Decode<'_, T> {
+    fn all(&mut self, here: impl Here, get: impl Fn(&[u8]) -> f64, convert: &impl Fn(f64) -> T) -> Result<(), Fail> {
+        for (i, element) in self.body.chunks(self.stride.max(1)).take(self.layout.count).enumerate() {
+            for &o in &self.layout.offsets {
+                // In range by construction of `body`; checked anyway, never indexed blindly.
+                let b = element
+                    .get(o..o + self.size)
+                    .ok_or_else(|| fail(format!("{here}: element {i} is out of bounds")))?;
+                self.out.push(convert(get(b)));
+            }
+        }
+        Ok(())
+    }
 }

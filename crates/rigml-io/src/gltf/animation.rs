@@ -3,7 +3,7 @@
 
 use super::accessor::Doc;
 use super::hierarchy::Hierarchy;
-use super::json::{self, fail, unsupported, Fail};
+use super::json::{self, at, fail, unsupported, Fail, Here};
 use glam::{Mat4, Quat, Vec3};
 use rigml_core::{Channel, ChannelValues, Clip, Interpolation};
 use std::collections::HashMap;
@@ -22,14 +22,15 @@ pub(super) fn read_clips(
         .iter()
         .enumerate()
         .map(|(a, value)| {
-            let here = format!("animations[{a}]");
-            let anim = json::object(value, &here)?;
-            let name = json::opt_str(anim, "name", &here)?.map_or_else(|| format!("animation{a}"), str::to_string);
-            let samplers = json::array(anim, "samplers", &here)?;
-            let mut channels = Vec::new();
-            for (c, ch) in json::array(anim, "channels", &here)?.iter().enumerate() {
-                let cpath = format!("{here}.channels[{c}]");
-                match read_channel(doc, ch, &cpath, samplers, &here, joint_of_node, baked)? {
+            let here = at(move |f| write!(f, "animations[{a}]"));
+            let anim = json::object(value, here)?;
+            let name = json::opt_str(anim, "name", here)?.map_or_else(|| format!("animation{a}"), str::to_string);
+            let samplers = json::array(anim, "samplers", here)?;
+            let listed = json::array(anim, "channels", here)?;
+            let mut channels = Vec::with_capacity(listed.len());
+            for (c, ch) in listed.iter().enumerate() {
+                let cpath = at(move |f| write!(f, "{here}.channels[{c}]"));
+                match read_channel(doc, ch, cpath, samplers, here, joint_of_node, baked)? {
                     Read::Joint(channel) => channels.push(channel),
                     Read::OtherNode(node) => {
                         if moves_node(doc, tree, ch, samplers, node) {
@@ -58,15 +59,9 @@ enum Read {
 
 /// Whether a skipped channel's values differ from the node's rest (a channel that holds the
 /// rest pose, as BrainStem's does, loses nothing). Unreadable data counts as moving.
-fn moves_node(
-    doc: &Doc,
-    tree: &Hierarchy,
-    ch: &serde_json::Value,
-    samplers: &[serde_json::Value],
-    node: usize,
-) -> bool {
+fn moves_node(doc: &Doc, tree: &Hierarchy, ch: &json::Value<'_>, samplers: &[json::Value<'_>], node: usize) -> bool {
     let (Some(path), Some(sampler)) = (
-        ch.pointer("/target/path").and_then(|p| p.as_str()),
+        ch.get("target").and_then(|t| t.get("path")).and_then(|p| p.as_str()),
         ch.get("sampler")
             .and_then(|s| s.as_u64())
             .and_then(|s| samplers.get(s as usize)),
@@ -99,23 +94,23 @@ fn moves_node(
 
 fn read_channel(
     doc: &Doc,
-    ch: &serde_json::Value,
-    cpath: &str,
-    samplers: &[serde_json::Value],
-    apath: &str,
+    ch: &json::Value<'_>,
+    cpath: impl Here,
+    samplers: &[json::Value<'_>],
+    apath: impl Here,
     joint_of_node: &HashMap<usize, usize>,
     baked: &HashMap<usize, Mat4>,
 ) -> Result<Read, Fail> {
     let ch = json::object(ch, cpath)?;
-    let tpath = format!("{cpath}.target");
-    let target = json::object(ch.get("target").unwrap_or(&serde_json::Value::Null), &tpath)?;
-    let Some(node) = json::opt_index(target, "node", &tpath)? else {
+    let tpath = json::join(cpath, "target");
+    let target = json::object(ch.get("target").unwrap_or(&json::Value::Null), tpath)?;
+    let Some(node) = json::opt_index(target, "node", tpath)? else {
         return Ok(Read::Skipped); // Targets given by extensions (KHR_animation_pointer).
     };
     if node >= doc.nodes.len() {
         return Err(fail(format!("{tpath}.node: node {node} does not exist")));
     }
-    let path = json::opt_str(target, "path", &tpath)?.unwrap_or("");
+    let path = json::opt_str(target, "path", tpath)?.unwrap_or("");
     if !matches!(path, "translation" | "rotation" | "scale") {
         return Ok(Read::Skipped);
     }
@@ -123,17 +118,17 @@ fn read_channel(
         return Ok(Read::OtherNode(node));
     };
     let s = json::req_index(ch, "sampler", cpath)?;
-    let spath = format!("{apath}.samplers[{s}]");
-    let sampler = json::item(samplers, s, "sampler", &format!("{cpath}.sampler"))?;
-    let interpolation = match json::opt_str(sampler, "interpolation", &spath)?.unwrap_or("LINEAR") {
+    let spath = at(move |f| write!(f, "{apath}.samplers[{s}]"));
+    let sampler = json::item(samplers, s, "sampler", json::join(cpath, "sampler"))?;
+    let interpolation = match json::opt_str(sampler, "interpolation", spath)?.unwrap_or("LINEAR") {
         "LINEAR" => Interpolation::Linear,
         "STEP" => Interpolation::Step,
         "CUBICSPLINE" => Interpolation::CubicSpline,
         other => return Err(fail(format!("{spath}.interpolation: unknown {other:?}"))),
     };
-    let ipath = format!("{spath}.input");
+    let ipath = json::join(spath, "input");
     let times = doc
-        .floats(json::req_index(sampler, "input", &spath)?, &ipath, &["SCALAR"])?
+        .floats(json::req_index(sampler, "input", spath)?, ipath, &["SCALAR"])?
         .data;
     if let Some(k) = times
         .windows(2)
@@ -144,15 +139,15 @@ fn read_channel(
             k + 1
         )));
     }
-    let opath = format!("{spath}.output");
-    let out_index = json::req_index(sampler, "output", &spath)?;
+    let opath = json::join(spath, "output");
+    let out_index = json::req_index(sampler, "output", spath)?;
     let per_key = if interpolation == Interpolation::CubicSpline {
         3
     } else {
         1
     };
     let ty = if path == "rotation" { "VEC4" } else { "VEC3" };
-    let out = doc.floats(out_index, &opath, &[ty])?;
+    let out = doc.floats(out_index, opath, &[ty])?;
     if out.count() != times.len() * per_key {
         return Err(fail(format!(
             "{opath}: {} values for {} keys ({per_key} per key with {interpolation:?})",
@@ -207,7 +202,7 @@ fn read_channel(
 
 /// The baked ancestors' matrix as (uniform scale, rotation, translation); a channel on a root
 /// below a non-uniformly scaled ancestor cannot be re-expressed as TRS keys.
-fn uniform(a: &Mat4, cpath: &str) -> Result<(f32, Quat, Vec3), Fail> {
+fn uniform(a: &Mat4, cpath: impl Here) -> Result<(f32, Quat, Vec3), Fail> {
     let (scale, rot, shift) = a.to_scale_rotation_translation();
     let s = scale.x;
     if (scale.y - s).abs() > 1e-5 * s.abs() || (scale.z - s).abs() > 1e-5 * s.abs() {

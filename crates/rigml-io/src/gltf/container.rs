@@ -16,6 +16,9 @@ pub(super) struct Container<'a> {
 
 /// Split GLB bytes into chunks, or take the whole input as JSON text when it is not GLB.
 pub(super) fn split(bytes: &[u8]) -> Result<Container<'_>, Fail> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(fail("empty file (0 bytes or only whitespace)"));
+    }
     if !bytes.starts_with(GLB_MAGIC) {
         return Ok(Container { json: bytes, bin: None });
     }

@@ -128,7 +128,7 @@ pub(super) fn trs_of(m: &Mat4, here: &str) -> Result<Transform, Fail> {
     Ok(t)
 }
 
-fn read_node(value: &serde_json::Value, i: usize) -> Result<Node, Fail> {
+fn read_node(value: &json::Value<'_>, i: usize) -> Result<Node, Fail> {
     let here = format!("nodes[{i}]");
     let obj = json::object(value, &here)?;
     let children = json::array(obj, "children", &here)?

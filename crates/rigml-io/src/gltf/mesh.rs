@@ -54,7 +54,14 @@ impl MeshBuild {
         } else {
             place.name.clone()
         };
-        for (p, prim) in json::array(mesh, "primitives", &here)?.iter().enumerate() {
+        let primitives = json::array(mesh, "primitives", &here)?;
+        if primitives.is_empty() {
+            // glTF 2.0 §5.23: `primitives` has at least one item; an empty list is a broken file.
+            return Err(fail(format!(
+                "{here}.primitives: empty (a mesh needs at least one primitive)"
+            )));
+        }
+        for (p, prim) in primitives.iter().enumerate() {
             let ppath = format!("{here}.primitives[{p}]");
             let prim = json::object(prim, &ppath)?;
             self.add_primitive(doc, prim, &ppath, &name, place)?;
@@ -62,7 +69,14 @@ impl MeshBuild {
         Ok(())
     }
 
-    fn add_primitive(&mut self, doc: &Doc, prim: &Obj, here: &str, name: &str, place: &Placement) -> Result<(), Fail> {
+    fn add_primitive(
+        &mut self,
+        doc: &Doc,
+        prim: &Obj<'_>,
+        here: &str,
+        name: &str,
+        place: &Placement,
+    ) -> Result<(), Fail> {
         if prim
             .get("extensions")
             .and_then(|e| e.get("KHR_draco_mesh_compression"))
@@ -84,6 +98,10 @@ impl MeshBuild {
         };
         let pos = doc.floats(pos_acc, &format!("{apath}.POSITION"), &["VEC3"])?;
         let n = pos.count();
+        if n == 0 {
+            // glTF 2.0 §5.1: accessor.count is at least 1; say "empty" rather than load nothing.
+            return Err(fail(format!("{apath}.POSITION: empty (0 vertices)")));
+        }
         let mut part = Mesh {
             positions: (0..n).filter_map(|v| pos.get::<3>(v)).map(Vec3::from).collect(),
             ..Mesh::default()
@@ -153,7 +171,7 @@ impl MeshBuild {
 
 /// Vertices rigml's writer marked as having no skin weight (`extras.rigml_unskinned`), as a
 /// per-vertex flag.
-fn unskinned_list(prim: &Obj, here: &str, n: usize) -> Result<Vec<bool>, Fail> {
+fn unskinned_list(prim: &Obj<'_>, here: &str, n: usize) -> Result<Vec<bool>, Fail> {
     let mut flags = vec![false; n];
     let Some(list) = prim.get("extras").and_then(|e| e.get(UNSKINNED_KEY)) else {
         return Ok(flags);
@@ -180,7 +198,7 @@ fn check_count(got: usize, expected: usize, path: &str) -> Result<(), Fail> {
 
 /// Triangles of a primitive: TRIANGLES as they are, strips and fans unrolled (glTF 2.0
 /// §3.7.2.1 winding), non-indexed primitives as 0..n. Points and lines give no triangles.
-fn triangles(doc: &Doc, prim: &Obj, here: &str, n: usize) -> Result<Vec<[u32; 3]>, Fail> {
+fn triangles(doc: &Doc, prim: &Obj<'_>, here: &str, n: usize) -> Result<Vec<[u32; 3]>, Fail> {
     let mode = json::opt_index(prim, "mode", here)?.unwrap_or(4);
     let indices: Vec<u32> = match json::opt_index(prim, "indices", here)? {
         Some(a) => {

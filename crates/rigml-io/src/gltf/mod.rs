@@ -30,6 +30,7 @@ mod mesh;
 mod skeleton;
 #[cfg(test)]
 mod tests;
+mod value;
 mod write;
 
 pub use write::{to_glb, write_gltf};
@@ -95,7 +96,7 @@ pub fn from_bytes_with(bytes: &[u8], path: &Path, options: ReadOptions) -> Resul
 
 fn parse(bytes: &[u8], path: &Path, options: ReadOptions) -> Result<ReadOutcome, Fail> {
     let container = container::split(bytes)?;
-    let value: serde_json::Value = serde_json::from_slice(container.json).map_err(|e| fail(format!("JSON: {e}")))?;
+    let value = value::parse(container.json).map_err(|e| fail(format!("JSON: {e}")))?;
     let root = json::object(&value, "(root)")?;
     check_asset(root)?;
     let base_dir = path.parent().unwrap_or(Path::new("."));
@@ -178,7 +179,7 @@ fn add_node_mesh(meshes: &mut MeshBuild, doc: &Doc, tree: &Hierarchy, n: usize, 
 }
 
 /// Refuse glTF 1.0 and required extensions that change how geometry is stored.
-fn check_asset(root: &json::Obj) -> Result<(), Fail> {
+fn check_asset(root: &json::Obj<'_>) -> Result<(), Fail> {
     let asset = root
         .get("asset")
         .ok_or_else(|| fail("asset: missing (not a glTF 2.0 file?)"))?;

@@ -141,6 +141,12 @@ fn document(character: &Character, path: &Path, bin_uri: Option<&str>) -> Result
         })
         .collect();
     let mut scene_nodes: Vec<usize> = (0..joint_count).filter(|&j| skeleton.parents[j].is_none()).collect();
+    if scene_nodes.len() > 1 {
+        // glTF wants a skin's joints under one common root (SKIN_NO_COMMON_ROOT): gather several
+        // root joints under an identity node that is not a joint; readers bake it away.
+        nodes.push(json!({"name": format!("{}_skeleton", character.name), "children": scene_nodes}));
+        scene_nodes = vec![nodes.len() - 1];
+    }
     let mut root = Map::new();
     root.insert("asset".into(), json!({"version": "2.0", "generator": "rigml"}));
 
@@ -148,8 +154,8 @@ fn document(character: &Character, path: &Path, bin_uri: Option<&str>) -> Result
         let ibm: Vec<f32> = skeleton.inverse_bind.iter().flat_map(|m| m.to_cols_array()).collect();
         let ibm = out.floats(&ibm, "MAT4", 16, None, false);
         let mut skin = json!({"joints": (0..joint_count).collect::<Vec<_>>(), "inverseBindMatrices": ibm});
-        if let [only_root] = scene_nodes.as_slice() {
-            skin["skeleton"] = json!(only_root);
+        if let [common_root] = scene_nodes.as_slice() {
+            skin["skeleton"] = json!(common_root);
         }
         root.insert("skins".into(), json!([skin]));
     }

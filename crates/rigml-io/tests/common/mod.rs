@@ -3,14 +3,19 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// `$RIGML_DATA`, else `<workspace>/../shared/data`.
+/// `$RIGML_DATA`, else the first `shared/data` holding `manifest.tsv` above this crate (in CI:
+/// `../shared/data` beside the checkout).
 pub fn data_dir() -> PathBuf {
-    match std::env::var_os("RIGML_DATA") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
+    if let Some(dir) = std::env::var_os("RIGML_DATA") {
+        return PathBuf::from(dir);
     }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|a| a.join("shared/data"))
+        .find(|d| d.join("manifest.tsv").is_file())
+        .expect("data set not found: set RIGML_DATA to the folder holding manifest.tsv")
 }
 
 /// One manifest row, by column name.
@@ -59,6 +64,22 @@ pub fn manifest() -> Vec<Row> {
             fields: header.iter().cloned().zip(l.split('\t').map(str::to_string)).collect(),
         })
         .collect()
+}
+
+impl std::ops::Index<&str> for Row {
+    type Output = String;
+
+    /// A column's text; panics on a column the manifest does not have.
+    fn index(&self, column: &str) -> &String {
+        self.fields
+            .get(column)
+            .unwrap_or_else(|| panic!("manifest has no column {column}"))
+    }
+}
+
+/// Rows whose `column` equals `value`.
+pub fn rows_where(column: &str, value: &str) -> Vec<Row> {
+    manifest().into_iter().filter(|r| r.get(column) == value).collect()
 }
 
 /// Rows whose `format` column is one of `formats`.

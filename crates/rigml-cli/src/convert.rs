@@ -1,0 +1,97 @@
+//! `rigml convert IN OUT`: read any supported file, optionally prune skin weights, write the
+//! format OUT's extension names.
+
+use anyhow::Result;
+use rigml_core::Character;
+use rigml_io::{Format, IoError, SaveOptions};
+use std::fmt::Write;
+use std::path::PathBuf;
+
+/// Convert between formats (OUTPUT's extension picks the writer), optionally capping influences.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  rigml convert Knight.fbx Knight.glb --max-influences 4
+  rigml convert Fox.glb Fox.gltf --force   (writes Fox.gltf and Fox.bin)
+  rigml convert 12_01_walk.bvh walk.glb")]
+pub struct Args {
+    /// The file to read.
+    pub input: PathBuf,
+    /// The file to write; its extension picks the format.
+    pub output: PathBuf,
+    /// Replace OUTPUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Keep at most N influences per vertex (the heaviest), renormalised to sum 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_influences: Option<u16>,
+}
+
+/// Load, prune, save; returns what was done.
+pub fn run(args: &Args) -> Result<String> {
+    let mut out = String::new();
+    // Check the output extension before the (possibly slow) load.
+    let output_format = Format::from_path(&args.output)?;
+    let loaded = rigml_io::load_with_warnings(&args.input)?;
+    let mut character = loaded.character;
+    for warning in &loaded.warnings {
+        let _ = writeln!(out, "repaired: {}: {warning}", args.input.display());
+    }
+    if let Some(cap) = args.max_influences {
+        let cap = usize::from(cap);
+        match &character.skin {
+            Some(skin) => {
+                let over = skin.rows().filter(|r| r.len() > cap).count();
+                let pruned = skin.pruned(cap).map_err(|e| IoError::invalid(&args.input, e))?;
+                let _ = writeln!(
+                    out,
+                    "pruned skin to at most {cap} influences per vertex ({over} of {} vertices changed)",
+                    skin.vertex_count()
+                );
+                character.skin = Some(pruned);
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "note: {} has no skin; --max-influences changes nothing",
+                    args.input.display()
+                );
+            }
+        }
+    }
+    rigml_io::save(&character, &args.output, SaveOptions { force: args.force })?;
+    let _ = writeln!(
+        out,
+        "wrote {} ({}): character with {} vertices, {} triangles, {} joints, {} clip(s)",
+        args.output.display(),
+        crate::inspect::format_name(output_format),
+        character.mesh.vertex_count(),
+        character.mesh.triangle_count(),
+        character.skeleton.joint_count(),
+        character.clips.len()
+    );
+    if let Some(lost) = dropped_by(output_format, &character) {
+        let _ = writeln!(out, "note: {lost}");
+    }
+    Ok(out)
+}
+
+/// What a format cannot hold of this character, to warn that the conversion dropped it.
+fn dropped_by(format: Format, character: &Character) -> Option<String> {
+    let extra_clips = character.clips.len().saturating_sub(1);
+    match format {
+        Format::Obj => Some("OBJ holds only the mesh: skeleton, skin and clips were not written".to_string()),
+        Format::Bvh => Some(format!(
+            "BVH holds only the skeleton and one clip: mesh, skin{} were not written",
+            if extra_clips > 0 {
+                format!(" and the {extra_clips} clip(s) after the first")
+            } else {
+                String::new()
+            }
+        )),
+        Format::RigNet if !character.clips.is_empty() => {
+            Some("RigNet rig files hold no animation: clips were not written".to_string())
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,40 @@
+//! rigml-eval: the numbers of `docs/METRICS.md`, one function per metric, and the runner that
+//! scores methods over a manifest split and writes `per_asset.csv`, `summary.md` and plots.
+//!
+//! Library entry points: [`run`] (manifest → [`Report`]), [`runner::evaluate`] (rows →
+//! [`Report`]) and [`Report::write_to`].
+//!
+//! Intended `rigml eval` flags (wired by the CLI crate):
+//! - `--data DIR|MANIFEST` — the manifest (default `../shared/data`), see [`Dataset::open`];
+//! - `--split val|test|train|all` — which `character` rows to score (default `val`);
+//! - `--method NAME` (repeatable) — a skin solver, adapted to a [`Method::solver`] closure with
+//!   its declared influence cap and end-site behaviour;
+//! - `--weights-from DIR[=NAME]` (repeatable) — external results, one file per asset named
+//!   `<asset id>.npz` (`weights` N×J + `joint_names`) or `<asset id>.<glb|fbx|…>` with the GT's
+//!   vertex order, aligned to the GT joints by name ([`ExternalFiles::from_dir`],
+//!   [`Method::external`]); a missing file is a failure of that asset, not an error of the run;
+//! - `--out DIR` and `--force` — [`Report::write_to`]; `--no-deformation` —
+//!   [`Options::deformation`]; `--puppeteer-filter X` — [`Options::puppeteer_filter`];
+//! - a progress bar driven by the [`Progress`] callback.
+//!
+//! `external::write_npz` exports any skin (the GT, say) in the same `.npz` layout for tools
+//! outside rigml.
+
+pub mod dataset;
+pub mod deformation;
+pub mod error;
+pub mod external;
+pub mod plots;
+pub mod report;
+pub mod retarget_metrics;
+pub mod robustness;
+pub mod runner;
+pub mod sequence_metrics;
+pub mod skeleton_metrics;
+pub mod skin_metrics;
+pub mod summary;
+
+pub use dataset::{AssetRow, Dataset};
+pub use error::EvalError;
+pub use report::Report;
+pub use runner::{evaluate, run, ExternalFiles, Method, Options, Progress};

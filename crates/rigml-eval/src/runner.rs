@@ -1,0 +1,310 @@
+//! The evaluation loop: every method on every asset, METRICS.md §1–§4 per (asset, method).
+//!
+//! A method is either a solver closure (`Fn(&Character) -> Result<Skin, String>`; the CLI adapts
+//! skin solvers to it, so this crate does not depend on them) or an external weight set read from
+//! files. External files are matched to assets by **file stem = asset id** (`kaykit2-ranger.npz`
+//! scores asset `kaykit2-ranger`); [`ExternalFiles::from_pairs`] takes an explicit list instead.
+
+use crate::dataset::AssetRow;
+use crate::deformation::{self, DeformScores};
+use crate::external;
+use crate::report::{AssetResult, LoadFailure, Report};
+use crate::robustness::{self, Declared, Failure};
+use crate::skin_metrics::{self, Mode, PreparedGt, Row};
+use crate::EvalError;
+use rigml_core::{Character, Skin};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A solver as the evaluation sees it. It receives the character **without** its GT skin.
+pub type SolveFn = dyn Fn(&Character) -> Result<Skin, String> + Send + Sync;
+
+/// Where external weights come from: asset id → file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExternalFiles {
+    pub files: BTreeMap<String, PathBuf>,
+}
+
+impl ExternalFiles {
+    /// Every file in `dir` whose stem is an asset id (`.npz` or any character format). Two files
+    /// with the same stem are an error (which one is meant is unclear).
+    pub fn from_dir(dir: &Path) -> Result<ExternalFiles, EvalError> {
+        let entries = std::fs::read_dir(dir).map_err(|source| EvalError::File {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let mut files = BTreeMap::new();
+        for entry in entries {
+            let path = entry
+                .map_err(|source| EvalError::File {
+                    path: dir.to_path_buf(),
+                    source,
+                })?
+                .path();
+            if !path.is_file() {
+                continue;
+            }
+            let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
+            if let Some(old) = files.insert(stem.to_string(), path.clone()) {
+                return Err(EvalError::weights(
+                    dir,
+                    format!("both {} and {} claim asset `{stem}`", old.display(), path.display()),
+                ));
+            }
+        }
+        Ok(ExternalFiles { files })
+    }
+
+    /// An explicit `(asset id, file)` list.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (String, PathBuf)>) -> ExternalFiles {
+        ExternalFiles {
+            files: pairs.into_iter().collect(),
+        }
+    }
+}
+
+/// What produces a method's weights.
+pub enum Source {
+    Solver(Box<SolveFn>),
+    External(ExternalFiles),
+}
+
+/// A named method under evaluation.
+pub struct Method {
+    pub name: String,
+    pub source: Source,
+    /// Its declared cap and end-site behaviour (§4 checks 5–6).
+    pub declared: Declared,
+}
+
+impl Method {
+    /// A solver closure.
+    pub fn solver(
+        name: &str,
+        declared: Declared,
+        f: impl Fn(&Character) -> Result<Skin, String> + Send + Sync + 'static,
+    ) -> Method {
+        Method {
+            name: name.to_string(),
+            source: Source::Solver(Box::new(f)),
+            declared,
+        }
+    }
+
+    /// Weights read from files; the cap is not declared (any count passes check 5).
+    pub fn external(name: &str, files: ExternalFiles) -> Method {
+        Method {
+            name: name.to_string(),
+            source: Source::External(files),
+            declared: Declared {
+                cap: usize::MAX,
+                ignores_end_sites: false,
+            },
+        }
+    }
+}
+
+/// Evaluation switches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Options {
+    /// Compute the deformation error (§3); the slowest part.
+    pub deformation: bool,
+    /// Relative filter of the pooled Puppeteer variant.
+    pub puppeteer_filter: f32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            deformation: true,
+            puppeteer_filter: skin_metrics::PUPPETEER_FILTER,
+        }
+    }
+}
+
+/// Progress events for a progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress<'a> {
+    /// Asset `index` of `total` starts.
+    Asset { index: usize, total: usize, id: &'a str },
+    /// Every asset is done.
+    Done,
+}
+
+/// GT of one asset, prepared once for all methods.
+struct Prepared {
+    character: Character,
+    gt: PreparedGt,
+    gt_top4: Skin,
+    skinned: Vec<bool>,
+    scale: f32,
+    end_sites: Vec<usize>,
+    random_poses: Vec<rigml_core::Pose>,
+    clip_poses: Vec<rigml_core::Pose>,
+}
+
+fn prepare(row: &AssetRow, options: &Options) -> Result<Prepared, String> {
+    let character = rigml_io::load(&row.path).map_err(|e| e.to_string())?;
+    let skin = character.skin.as_ref().ok_or("no ground-truth skin")?;
+    let gt = PreparedGt::new(&skin_metrics::rows_of(skin));
+    let joints = character.skeleton.joint_count();
+    let gt_top4 = top4_skin(&gt.top4, joints).map_err(|e| format!("ground truth: {e}"))?;
+    let skinned: Vec<bool> = gt.full.iter().map(Option::is_some).collect();
+    // Bind space (the stored mesh) for bone lengths; rest-posed space for deformation.
+    let (_, bind_scale) = deformation::normalisation(&character.mesh.positions)
+        .ok_or("mesh has no extent (empty, flat to a point or not finite)")?;
+    let (_, scale) = deformation::rest_normalisation(&character.mesh.positions, &character.skeleton, skin, &skinned)?
+        .ok_or("rest-posed mesh has no extent (flat to a point or not finite)")?;
+    let end_sites = robustness::zero_length_end_sites(&character.skeleton, bind_scale);
+    let (random_poses, clip_poses) = if options.deformation {
+        (
+            deformation::random_poses(&row.id, &character.skeleton),
+            deformation::clip_poses(&character.clips, &character.skeleton),
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    Ok(Prepared {
+        character,
+        gt,
+        gt_top4,
+        skinned,
+        scale,
+        end_sites,
+        random_poses,
+        clip_poses,
+    })
+}
+
+fn top4_skin(rows: &[Option<Row>], joints: usize) -> Result<Skin, String> {
+    let empty: Row = Vec::new();
+    Skin::from_rows(rows.iter().map(|r| r.as_ref().unwrap_or(&empty).as_slice()), joints, 4).map_err(|e| e.to_string())
+}
+
+/// Run one method on one prepared asset.
+fn run_method(row: &AssetRow, p: &Prepared, method: &Method, options: &Options) -> AssetResult {
+    let n = p.character.mesh.vertex_count();
+    let joints = p.character.skeleton.joint_count();
+    let (output, run) = match &method.source {
+        Source::Solver(f) => {
+            let input = Character {
+                skin: None,
+                ..p.character.clone()
+            };
+            robustness::measure(|| f(&input).map(|s| skin_metrics::rows_of(&s)))
+        }
+        Source::External(files) => robustness::measure(|| {
+            let path = files
+                .files
+                .get(&row.id)
+                .ok_or_else(|| format!("no weights file for asset `{}`", row.id))?;
+            let ext = external::read(path).map_err(|e| e.to_string())?;
+            external::align_by_name(&ext, &p.character.skeleton.names, n).map_err(|e| e.to_string())
+        }),
+    };
+    let mut result = AssetResult::new(&row.id, &method.name, n, joints, p.gt.unskinned, p.gt.is_data_issue());
+    result.wall_s = Some(run.wall_s);
+    result.peak_rss_mib = run.peak_rss_mib;
+    let rows = match output {
+        Ok(rows) => rows,
+        Err(f) => {
+            result.failures.push(f);
+            return result;
+        }
+    };
+    let gt_unskinned: Vec<bool> = p.skinned.iter().map(|s| !s).collect();
+    result.failures = robustness::check_rows(&rows, n, joints, method.declared, &p.end_sites, &gt_unskinned);
+    if let Some(f) = robustness::check_time(std::time::Duration::from_secs_f64(run.wall_s), n) {
+        result.failures.push(f);
+    }
+    if result.failures.iter().any(|f| matches!(f, Failure::Shape(_))) {
+        return result;
+    }
+    result.raw = skin_metrics::score(&rows, &p.gt, Mode::Raw).ok();
+    result.top4 = skin_metrics::score(&rows, &p.gt, Mode::Top4).ok();
+    result.pool = skin_metrics::score_pool(&rows, &p.gt, options.puppeteer_filter).ok();
+    if options.deformation {
+        let pr_rows: Vec<Option<Row>> = rows
+            .iter()
+            .map(|r| skin_metrics::top_k(r, skin_metrics::TOP_K))
+            .collect();
+        match top4_skin(&pr_rows, joints) {
+            Ok(pred) => {
+                let mut score = |poses: &[rigml_core::Pose]| -> Option<DeformScores> {
+                    deformation::deformation_error(
+                        &p.character.mesh.positions,
+                        &p.character.skeleton,
+                        &p.gt_top4,
+                        &pred,
+                        &p.skinned,
+                        poses,
+                        p.scale,
+                    )
+                    .unwrap_or_else(|e| {
+                        result.notes.push(format!("deformation: {e}"));
+                        None
+                    })
+                };
+                let a = score(&p.random_poses);
+                let b = score(&p.clip_poses);
+                result.deform_random = a;
+                result.deform_clips = b;
+            }
+            Err(e) => result.notes.push(format!("deformation: {e}")),
+        }
+    }
+    result
+}
+
+/// Score every method on every row. Rows whose GT cannot be loaded or prepared are listed in
+/// [`Report::load_failures`] and skipped. `progress` is called before each asset.
+pub fn evaluate(
+    rows: &[&AssetRow],
+    methods: &[Method],
+    options: &Options,
+    progress: &mut dyn FnMut(Progress),
+) -> Report {
+    let mut report = Report {
+        methods: methods.iter().map(|m| m.name.clone()).collect(),
+        ..Report::default()
+    };
+    for (index, row) in rows.iter().enumerate() {
+        progress(Progress::Asset {
+            index,
+            total: rows.len(),
+            id: &row.id,
+        });
+        let prepared = match prepare(row, options) {
+            Ok(p) => p,
+            Err(message) => {
+                report.load_failures.push(LoadFailure {
+                    asset: row.id.clone(),
+                    message,
+                });
+                continue;
+            }
+        };
+        for method in methods {
+            report.results.push(run_method(row, &prepared, method, options));
+        }
+    }
+    progress(Progress::Done);
+    report.sort();
+    report
+}
+
+/// Open the manifest at `data` (folder or file), take the `character` rows of `split`
+/// (`None` = all) and [`evaluate`] them.
+pub fn run(
+    data: &Path,
+    split: Option<&str>,
+    methods: &[Method],
+    options: &Options,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Report, EvalError> {
+    let dataset = crate::Dataset::open(data)?;
+    let rows = dataset.select(Some("character"), split);
+    Ok(evaluate(&rows, methods, options, progress))
+}
