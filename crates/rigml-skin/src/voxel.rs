@@ -42,7 +42,7 @@ const NO_JOINT: u32 = u32::MAX;
 /// Most solid voxels searched: keeps a bulky character at resolution 256 within seconds (a
 /// sphere filling the grid would be about 9 million) at the cost of resolution for that
 /// character only.
-pub const MAX_SOLID_VOXELS: usize = 1 << 21;
+pub const MAX_SOLID_VOXELS: usize = 1 << 19;
 
 impl SkinSolver for Voxel {
     fn name(&self) -> &'static str {
