@@ -3,6 +3,19 @@
 //! Every solver implements [`SkinSolver`]; post-processing (smoothing, pruning to N influences,
 //! normalisation, island fallback) is shared by all of them.
 
+pub mod bones;
+pub mod check;
+pub mod heat;
+pub mod nearest;
+pub mod post;
+pub mod synthetic;
+pub mod voxel;
+
+pub use bones::{Bone, Bones};
+pub use heat::Heat;
+pub use nearest::Nearest;
+pub use voxel::Voxel;
+
 use rigml_core::{CoreError, Mesh, Skeleton, Skin};
 use thiserror::Error;
 
@@ -24,11 +37,23 @@ pub enum SkinError {
 pub struct SolveOptions {
     /// Influence cap of the output (METRICS.md §4 failure 5 checks it).
     pub max_influences: usize,
+    /// Rounds of one-ring smoothing of the weights over the welded surface (0 = none).
+    pub smooth_iterations: usize,
+    /// Share of the neighbours' mean blended into a vertex per smoothing round, in `[0, 1]`.
+    pub smooth_strength: f32,
+    /// Influences lighter than this (after normalising the row) are dropped before the final
+    /// prune; a row always keeps its heaviest influence.
+    pub min_weight: f32,
 }
 
 impl Default for SolveOptions {
     fn default() -> Self {
-        Self { max_influences: 4 }
+        Self {
+            max_influences: 4,
+            smooth_iterations: 1,
+            smooth_strength: 0.5,
+            min_weight: 0.01,
+        }
     }
 }
 

@@ -1,0 +1,284 @@
+//! Solid voxelisation of a triangle mesh: boundary voxels by exact triangle/box overlap, the
+//! exterior by flood fill from the padded border, everything else interior
+//! (ALGORITHMS.md §3, the "simpler alternative" to the paper's GPU slice votes).
+//!
+//! An open or leaky mesh lets the flood reach inside; its solid is then just the shell of
+//! boundary voxels, which still connects the surface for geodesic distances.
+
+use glam::Vec3;
+use std::collections::VecDeque;
+
+/// Largest resolution accepted (cells along the longest side); memory grows as its cube.
+pub const MAX_RESOLUTION: usize = 512;
+
+/// What a voxel is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Cell {
+    Exterior = 0,
+    Boundary = 1,
+    Interior = 2,
+}
+
+/// A dense voxel grid over a mesh's bounds plus padding (one voxel below, two above: the
+/// border layer is always exterior).
+#[derive(Debug, Clone)]
+pub struct VoxelGrid {
+    /// Corner of voxel (0, 0, 0).
+    pub origin: Vec3,
+    /// Edge length of a voxel.
+    pub size: f32,
+    /// Voxels along x, y, z.
+    pub dims: [usize; 3],
+    /// Per voxel, x fastest.
+    pub cells: Vec<Cell>,
+}
+
+impl VoxelGrid {
+    /// Voxelise with `resolution` voxels along the longest side of the bounds (clamped to
+    /// `2..=MAX_RESOLUTION`). Triangles with a corner out of range or non-finite are skipped.
+    /// `None` when there are no finite positions.
+    pub fn new(positions: &[Vec3], triangles: &[[u32; 3]], resolution: usize) -> Option<VoxelGrid> {
+        let finite = positions.iter().filter(|p| p.is_finite());
+        let lo = finite.clone().copied().reduce(Vec3::min)?;
+        let hi = finite.copied().reduce(Vec3::max)?;
+        let resolution = resolution.clamp(2, MAX_RESOLUTION);
+        let longest = (hi - lo).max_element();
+        let size = if longest > 0.0 {
+            longest / resolution as f32
+        } else {
+            1.0
+        };
+        let origin = lo - Vec3::splat(size);
+        let span = ((hi - lo) / size).ceil();
+        let dims = [span.x as usize + 3, span.y as usize + 3, span.z as usize + 3].map(|d| d.clamp(3, resolution + 3));
+        let mut grid = VoxelGrid {
+            origin,
+            size,
+            dims,
+            cells: vec![Cell::Exterior; dims[0] * dims[1] * dims[2]],
+        };
+        let mut pieces = Vec::new();
+        for t in triangles {
+            let corners = t.map(|i| positions.get(i as usize).copied().unwrap_or(Vec3::NAN));
+            if corners.iter().all(|p| p.is_finite()) {
+                // Large triangles are split by longest-edge bisection until each piece spans
+                // about two voxels, so the work is proportional to the voxels they cover rather
+                // than to the volume of their bounding boxes.
+                pieces.push(corners);
+                while let Some(tri) = pieces.pop() {
+                    let edges = [0, 1, 2].map(|k| (tri[(k + 1) % 3] - tri[k]).length());
+                    let k = (0..3).fold(0, |best, k| if edges[k] > edges[best] { k } else { best });
+                    if edges[k] > 2.0 * size {
+                        let mid = (tri[k] + tri[(k + 1) % 3]) * 0.5;
+                        let other = tri[(k + 2) % 3];
+                        pieces.push([tri[k], mid, other]);
+                        pieces.push([mid, tri[(k + 1) % 3], other]);
+                    } else {
+                        grid.rasterise(&tri);
+                    }
+                }
+            }
+        }
+        grid.fill();
+        Some(grid)
+    }
+
+    /// Linear index of voxel `(x, y, z)`.
+    pub fn index(&self, c: [usize; 3]) -> usize {
+        (c[2] * self.dims[1] + c[1]) * self.dims[0] + c[0]
+    }
+
+    /// Voxel coordinates of a linear index.
+    pub fn coords(&self, index: usize) -> [usize; 3] {
+        let x = index % self.dims[0];
+        let y = (index / self.dims[0]) % self.dims[1];
+        [x, y, index / (self.dims[0] * self.dims[1])]
+    }
+
+    /// The voxel holding `p`, clamped into the grid (`None` for a non-finite point).
+    pub fn cell_of(&self, p: Vec3) -> Option<[usize; 3]> {
+        if !p.is_finite() {
+            return None;
+        }
+        let q = ((p - self.origin) / self.size).floor();
+        Some([0, 1, 2].map(|a| (q[a].max(0.0) as usize).min(self.dims[a] - 1)))
+    }
+
+    /// Centre of voxel `c`.
+    pub fn center(&self, c: [usize; 3]) -> Vec3 {
+        self.origin + (Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32) + 0.5) * self.size
+    }
+
+    /// Number of voxels of each kind: `[exterior, boundary, interior]`.
+    pub fn counts(&self) -> [usize; 3] {
+        let mut n = [0; 3];
+        for c in &self.cells {
+            n[*c as usize] += 1;
+        }
+        n
+    }
+
+    fn rasterise(&mut self, tri: &[Vec3; 3]) {
+        // Widened by a hair so that a triangle lying on a voxel face (a flat cap on the bounds)
+        // is tested against the voxels on both sides despite rounding.
+        let margin = Vec3::splat(self.size * 0.01);
+        let lo = tri[0].min(tri[1]).min(tri[2]) - margin;
+        let hi = tri[0].max(tri[1]).max(tri[2]) + margin;
+        let (Some(a), Some(b)) = (self.cell_of(lo), self.cell_of(hi)) else {
+            return;
+        };
+        // Slightly enlarged boxes so that a triangle on a voxel face marks both sides.
+        let half = Vec3::splat(self.size * 0.5 * (1.0 + 1e-3));
+        for z in a[2]..=b[2] {
+            for y in a[1]..=b[1] {
+                for x in a[0]..=b[0] {
+                    let i = self.index([x, y, z]);
+                    if self.cells[i] != Cell::Boundary && triangle_box_overlap(self.center([x, y, z]), half, tri) {
+                        self.cells[i] = Cell::Boundary;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Flood the exterior from the border through non-boundary voxels (6-connected); what the
+    /// flood does not reach and is not boundary is interior.
+    fn fill(&mut self) {
+        let [nx, ny, nz] = self.dims;
+        // Border voxels are padding: a triangle touching one through the enlarged overlap box
+        // does not make it solid, so solid voxels always have all 26 neighbours in the grid.
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    if x == 0 || y == 0 || z == 0 || x == nx - 1 || y == ny - 1 || z == nz - 1 {
+                        let i = self.index([x, y, z]);
+                        self.cells[i] = Cell::Exterior;
+                    }
+                }
+            }
+        }
+        let mut reached = vec![false; self.cells.len()];
+        let mut queue = VecDeque::new();
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    let border = x == 0 || y == 0 || z == 0 || x == nx - 1 || y == ny - 1 || z == nz - 1;
+                    let i = self.index([x, y, z]);
+                    if border && self.cells[i] != Cell::Boundary {
+                        reached[i] = true;
+                        queue.push_back(i);
+                    }
+                }
+            }
+        }
+        while let Some(i) = queue.pop_front() {
+            let [x, y, z] = self.coords(i);
+            let steps = [
+                (x > 0).then(|| i - 1),
+                (x + 1 < nx).then(|| i + 1),
+                (y > 0).then(|| i - nx),
+                (y + 1 < ny).then(|| i + nx),
+                (z > 0).then(|| i - nx * ny),
+                (z + 1 < nz).then(|| i + nx * ny),
+            ];
+            for j in steps.into_iter().flatten() {
+                if !reached[j] && self.cells[j] != Cell::Boundary {
+                    reached[j] = true;
+                    queue.push_back(j);
+                }
+            }
+        }
+        for (c, r) in self.cells.iter_mut().zip(reached) {
+            if *c == Cell::Exterior && !r {
+                *c = Cell::Interior;
+            }
+        }
+    }
+}
+
+/// Separating-axis test of a triangle against an axis-aligned box (Akenine-Möller 2001).
+pub fn triangle_box_overlap(center: Vec3, half: Vec3, tri: &[Vec3; 3]) -> bool {
+    let v = tri.map(|p| p - center);
+    let e = [v[1] - v[0], v[2] - v[1], v[0] - v[2]];
+    let separated = |axis: Vec3| {
+        let p = v.map(|q| q.dot(axis));
+        let r = half.dot(axis.abs());
+        p[0].min(p[1]).min(p[2]) > r || p[0].max(p[1]).max(p[2]) < -r
+    };
+    for edge in e {
+        for unit in [Vec3::X, Vec3::Y, Vec3::Z] {
+            let axis = unit.cross(edge);
+            if axis != Vec3::ZERO && separated(axis) {
+                return false;
+            }
+        }
+    }
+    for unit in [Vec3::X, Vec3::Y, Vec3::Z] {
+        if separated(unit) {
+            return false;
+        }
+    }
+    let normal = e[0].cross(e[1]);
+    normal == Vec3::ZERO || !separated(normal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A closed axis-aligned box mesh from `lo` to `hi`.
+    fn cube(lo: Vec3, hi: Vec3) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+        let p: Vec<Vec3> = (0..8)
+            .map(|i| {
+                Vec3::new(
+                    if i & 1 == 0 { lo.x } else { hi.x },
+                    if i & 2 == 0 { lo.y } else { hi.y },
+                    if i & 4 == 0 { lo.z } else { hi.z },
+                )
+            })
+            .collect();
+        let quads = [
+            [0, 2, 3, 1],
+            [4, 5, 7, 6],
+            [0, 1, 5, 4],
+            [2, 6, 7, 3],
+            [0, 4, 6, 2],
+            [1, 3, 7, 5],
+        ];
+        let t = quads
+            .iter()
+            .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
+            .collect();
+        (p, t)
+    }
+
+    #[test]
+    fn closed_cube_is_filled_and_open_cube_is_a_shell() {
+        let (p, t) = cube(Vec3::ZERO, Vec3::ONE);
+        let grid = VoxelGrid::new(&p, &t, 16).unwrap();
+        let [ext, boundary, interior] = grid.counts();
+        assert!(boundary > 0 && ext > 0);
+        // 16^3 voxels inside the cube, minus the boundary layer (about 14^3 interior).
+        assert!((2000..=16 * 16 * 16).contains(&interior), "interior {interior}");
+        let centre = grid.cell_of(Vec3::splat(0.5)).unwrap();
+        assert_eq!(grid.cells[grid.index(centre)], Cell::Interior);
+        // Without its top the flood gets in: no interior.
+        let open: Vec<[u32; 3]> = t[..10].to_vec();
+        let grid = VoxelGrid::new(&p, &open, 16).unwrap();
+        assert_eq!(grid.counts()[2], 0);
+    }
+
+    #[test]
+    fn overlap_test_cases() {
+        let tri = [
+            Vec3::new(-1.0, -1.0, 0.0),
+            Vec3::new(1.0, -1.0, 0.0),
+            Vec3::new(0.0, 1.0, 0.0),
+        ];
+        assert!(triangle_box_overlap(Vec3::ZERO, Vec3::splat(0.1), &tri));
+        assert!(!triangle_box_overlap(Vec3::new(0.0, 0.0, 0.5), Vec3::splat(0.1), &tri));
+        assert!(!triangle_box_overlap(Vec3::new(2.0, 2.0, 0.0), Vec3::splat(0.1), &tri));
+        assert!(VoxelGrid::new(&[], &[], 8).is_none());
+    }
+}
