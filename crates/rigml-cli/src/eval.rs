@@ -53,7 +53,10 @@ pub fn run(args: &Args) -> Result<String> {
         }
         let options = SolveOptions::default();
         let solver = solver(name, None)?;
-        let declared = Declared { cap: options.max_influences, ignores_end_sites: false };
+        let declared = Declared {
+            cap: options.max_influences,
+            ignores_end_sites: false,
+        };
         methods.push(Method::solver(name, declared, move |c| {
             solver.solve(&c.mesh, &c.skeleton, &options).map_err(|e| e.to_string())
         }));
@@ -63,7 +66,10 @@ pub fn run(args: &Args) -> Result<String> {
             Some((name, dir)) => (name.to_string(), PathBuf::from(dir)),
             None => {
                 let dir = PathBuf::from(spec);
-                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| spec.clone());
+                let name = dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| spec.clone());
                 (name, dir)
             }
         };
@@ -73,10 +79,14 @@ pub fn run(args: &Args) -> Result<String> {
     if methods.is_empty() {
         bail!("nothing to evaluate: give --methods or --weights-from");
     }
-    let options = Options { deformation: !args.no_deformation, ..Options::default() };
+    let options = Options {
+        deformation: !args.no_deformation,
+        ..Options::default()
+    };
     let bar = ProgressBar::new(0);
     bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed}]").unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let mut progress = |event: Progress| match event {
         Progress::Asset { index, total, id } => {

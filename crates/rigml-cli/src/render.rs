@@ -82,7 +82,7 @@ pub fn run(args: &Args) -> Result<String> {
             .with_context(|| format!("comparing with {}", other_path.display()))?;
         let _ = writeln!(
             out,
-            "weight difference: max {:.4}, mean {:.4} (L1 per vertex)",
+            "weight difference per vertex (0 = same, 1 = disjoint): max {:.4}, mean {:.4}",
             comparison.max_difference, comparison.mean_difference
         );
         comparison.image

@@ -2,8 +2,8 @@
 //! skeleton (bind pose) with one of the geometric solvers, and write the skinned result.
 
 use anyhow::{anyhow, bail, Result};
-use rigml_skin::{Heat, Nearest, SkinSolver, SolveOptions, Voxel};
 use rigml_io::SaveOptions;
+use rigml_skin::{Heat, Nearest, SkinSolver, SolveOptions, Voxel};
 use std::fmt::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -12,7 +12,7 @@ use std::time::Instant;
 pub const METHODS: &[&str] = &["nearest", "heat", "voxel"];
 
 /// The solver called `name`, with its defaults (`resolution` applies to `voxel`).
-pub fn solver(name: &str, resolution: Option<usize>) -> Result<Box<dyn SkinSolver>> {
+pub fn solver(name: &str, resolution: Option<usize>) -> Result<Box<dyn SkinSolver + Send>> {
     Ok(match name {
         "nearest" => Box::new(Nearest::default()),
         "heat" => Box::new(Heat::default()),
@@ -62,7 +62,10 @@ pub fn run(args: &Args) -> Result<String> {
         bail!("{}: has no skeleton to bind to", args.input.display());
     }
     let solver = solver(&args.method, args.resolution)?;
-    let options = SolveOptions { max_influences: usize::from(args.max_influences), ..SolveOptions::default() };
+    let options = SolveOptions {
+        max_influences: usize::from(args.max_influences),
+        ..SolveOptions::default()
+    };
     let started = Instant::now();
     let skin = solver
         .solve(&character.mesh, &character.skeleton, &options)

@@ -389,3 +389,61 @@ fn render_draws_a_joint_a_pose_sheet_and_a_comparison() {
         "out/rigml-demo.glb",
     );
 }
+
+#[test]
+fn skin_replaces_the_weights_with_a_solver_result() {
+    let (dir, _) = demo_dir();
+    let cwd = dir.path();
+    for method in ["nearest", "heat"] {
+        let out = format!("{method}.glb");
+        let o = rigml(
+            cwd,
+            &[
+                "skin",
+                "out/rigml-demo.glb",
+                "--method",
+                method,
+                "--max-influences",
+                "3",
+                "-o",
+                &out,
+            ],
+        );
+        assert_ok(&o);
+        let c = rigml_io::load(&cwd.join(&out)).unwrap();
+        let skin = c.skin.unwrap();
+        assert!(skin.influences_max() <= 3 && skin.unskinned_count() == 0, "{method}");
+    }
+    assert_clean_failure(
+        &rigml(cwd, &["skin", "out/rigml-demo.glb", "-o", "heat.glb"]),
+        "heat.glb",
+    );
+}
+
+#[test]
+fn eval_scores_the_val_split_and_writes_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = common::data_dir();
+    let args = [
+        "eval",
+        "--data",
+        data.to_str().unwrap(),
+        "--split",
+        "val",
+        "--methods",
+        "nearest",
+        "--no-deformation",
+    ];
+    let o = rigml(dir.path(), &[&args[..], &["-o", "report"]].concat());
+    assert_ok(&o);
+    assert!(stdout(&o).contains("| assets | 12 |"), "{}", stdout(&o));
+    let csv = std::fs::read(dir.path().join("report/per_asset.csv")).unwrap();
+    let o = rigml(dir.path(), &[&args[..], &["-o", "again"]].concat());
+    assert_ok(&o);
+    assert_eq!(
+        std::fs::read(dir.path().join("again/per_asset.csv")).unwrap(),
+        csv,
+        "CSV is deterministic"
+    );
+    assert!(dir.path().join("report/summary.md").is_file());
+}
