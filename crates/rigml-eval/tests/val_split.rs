@@ -7,23 +7,14 @@ use rigml_core::{Character, Skin};
 use rigml_eval::robustness::Declared;
 use rigml_eval::{Dataset, Method, Options, Progress};
 use std::collections::HashMap;
-use std::path::PathBuf;
+
 use std::sync::Arc;
 
-/// The shared data folder: `$RIGML_DATA`, or `shared/data` beside the workspace.
-fn data_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("RIGML_DATA") {
-        return PathBuf::from(dir);
-    }
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    for up in ["..", "../.."] {
-        let dir = workspace.join(up).join("shared/data");
-        if dir.join("manifest.tsv").exists() {
-            return dir;
-        }
-    }
-    panic!("shared data not found: set RIGML_DATA to the folder holding manifest.tsv");
-}
+// The manifest reader the rigml-io integration tests use (one copy, shared by path).
+#[path = "../../rigml-io/tests/common/mod.rs"]
+mod common;
+
+use common::data_dir;
 
 /// Every weight of an odd-numbered joint that has a parent moves to that parent.
 fn perturb(c: &Character, skin: &Skin) -> Skin {

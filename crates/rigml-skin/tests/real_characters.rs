@@ -7,22 +7,14 @@ use rigml_core::{Character, Skin};
 use rigml_skin::post::Prepared;
 use rigml_skin::{check, Heat, Nearest, SkinSolver, SolveOptions, Voxel};
 use std::collections::HashMap;
-use std::path::PathBuf;
+
 use std::time::Instant;
 
-fn data_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("RIGML_DATA") {
-        return PathBuf::from(dir);
-    }
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    for up in ["..", "../.."] {
-        let dir = workspace.join(up).join("shared/data");
-        if dir.join("manifest.tsv").exists() {
-            return dir;
-        }
-    }
-    panic!("shared data not found: set RIGML_DATA to the folder holding manifest.tsv");
-}
+// The manifest reader the rigml-io integration tests use (one copy, shared by path).
+#[path = "../../rigml-io/tests/common/mod.rs"]
+mod common;
+
+use common::data_dir;
 
 /// Mean over GT-skinned vertices of `sum_j |w_pred - w_gt|`, both top-4 (METRICS.md §2 Avg L1,
 /// top-4 mode); `None` when the file has no skin.

@@ -9,35 +9,23 @@ use rigml_viz::{
     poses_from_clip, render_compare, render_pose_sheet, render_weights, render_weights_frame, save_png, RenderOptions,
     RgbaImage, WeightMode, NO_TRIANGLE,
 };
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn data_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("RIGML_DATA") {
-        return PathBuf::from(dir);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("shared/data"))
-        .find(|d| d.join("manifest.tsv").is_file())
-        .expect("data set not found: set RIGML_DATA to the folder holding manifest.tsv")
-}
+// The manifest reader the rigml-io integration tests use (one copy, shared by path).
+#[path = "../../rigml-io/tests/common/mod.rs"]
+mod common;
 
 /// Load the manifest row `id` (its `path` column) with rigml-io.
 fn load(id: &str) -> Character {
-    let manifest = data_dir().join("manifest.tsv");
-    let text = std::fs::read_to_string(&manifest).unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let row: Vec<&str> = lines
-        .map(|l| l.split('\t').collect::<Vec<_>>())
-        .find(|r| r.first() == Some(&id))
+    let row = common::rows_where("id", id)
+        .into_iter()
+        .next()
         .unwrap_or_else(|| panic!("{id} not in manifest"));
-    let path = data_dir().join(row[col("path")]);
+    let path = row.path();
     let character = rigml_io::load(&path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         character.mesh.vertex_count().to_string(),
-        row[col("vertices")],
+        row["vertices"],
         "{id} vertices"
     );
     character
