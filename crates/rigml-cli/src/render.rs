@@ -96,7 +96,7 @@ pub fn run(args: &Args) -> Result<String> {
     } else {
         render_weights(&character, &options)?
     };
-    rigml_viz::save_png(&args.output, &image, args.force)?;
+    rigml_io::atomic::write(&args.output, &rigml_viz::encode_png(&args.output, &image)?, args.force)?;
     let _ = writeln!(
         out,
         "wrote {} ({}x{})",

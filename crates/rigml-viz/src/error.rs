@@ -42,12 +42,6 @@ pub enum VizError {
     /// Panel size or panel count outside what the renderer accepts.
     #[error("render size: {what}")]
     BadSize { what: String },
-    /// The output exists and `force` was not given.
-    #[error("{path}: already exists (use force to overwrite)", path = .path.display())]
-    Exists { path: PathBuf },
-    /// Writing the output failed.
-    #[error("{path}: {source}", path = .path.display())]
-    Write { path: PathBuf, source: std::io::Error },
     /// The PNG encoder refused the image.
     #[error("{path}: PNG encoding failed: {message}", path = .path.display())]
     Encode { path: PathBuf, message: String },

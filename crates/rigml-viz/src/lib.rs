@@ -4,7 +4,7 @@
 //! side-by-side comparisons of two weight sets with their difference as a heat map.
 //!
 //! Deformation uses [`rigml_core::lbs`]; the rasteriser is [`raster`]. Outputs are
-//! [`RgbaImage`]s with a transparent background, saved with [`save_png`].
+//! [`RgbaImage`]s with a transparent background, encoded with [`encode_png`] (the caller writes the file).
 
 pub mod colormap;
 pub mod error;
@@ -13,7 +13,7 @@ pub mod raster;
 pub mod render;
 
 pub use error::VizError;
-pub use output::{encode_png, save_png};
+pub use output::encode_png;
 pub use raster::{Camera, Frame, RgbaImage, View, NO_TRIANGLE};
 pub use render::{
     poses_from_clip, render_compare, render_pose_sheet, render_weights, render_weights_frame, vertex_colours,

@@ -6,8 +6,8 @@ use glam::Quat;
 use rigml_core::{Character, Pose};
 use rigml_viz::colormap::heat_value;
 use rigml_viz::{
-    poses_from_clip, render_compare, render_pose_sheet, render_weights, render_weights_frame, save_png, RenderOptions,
-    RgbaImage, WeightMode, NO_TRIANGLE,
+    poses_from_clip, render_compare, render_pose_sheet, render_weights, render_weights_frame, RenderOptions, RgbaImage,
+    WeightMode, NO_TRIANGLE,
 };
 use std::path::Path;
 
@@ -36,7 +36,8 @@ fn keep(name: &str, image: &RgbaImage) {
         return;
     }
     if let Some(dir) = std::env::var_os("RIGML_VIZ_OUT") {
-        save_png(&Path::new(&dir).join(name), image, true).unwrap();
+        let path = Path::new(&dir).join(name);
+        std::fs::write(&path, rigml_viz::encode_png(&path, image).unwrap()).unwrap();
     }
 }
 
