@@ -24,7 +24,7 @@ pub struct Args {
     #[arg(long, default_value = "../shared/data")]
     pub data: PathBuf,
     /// Which split to score: train, val, test or all.
-    #[arg(long, default_value = "val")]
+    #[arg(long, default_value = "val", value_parser = ["train", "val", "test", "all"])]
     pub split: String,
     /// Comma-separated solvers to run on every asset.
     #[arg(long, value_delimiter = ',', default_value = "nearest,heat,voxel")]

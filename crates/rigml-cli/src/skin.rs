@@ -47,9 +47,9 @@ pub struct Args {
     /// Influence cap per vertex.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
     pub max_influences: u16,
-    /// Voxel grid resolution along the longest side (voxel method).
-    #[arg(long, value_name = "R")]
-    pub resolution: Option<usize>,
+    /// Voxel grid resolution along the longest side (voxel method; default 256).
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u16).range(8..=rigml_geom::voxel::MAX_RESOLUTION as i64))]
+    pub resolution: Option<u16>,
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     pub force: bool,
@@ -61,7 +61,7 @@ pub fn run(args: &Args) -> Result<String> {
     if character.skeleton.is_empty() {
         bail!("{}: has no skeleton to bind to", args.input.display());
     }
-    let solver = solver(&args.method, args.resolution)?;
+    let solver = solver(&args.method, args.resolution.map(usize::from))?;
     let options = SolveOptions {
         max_influences: usize::from(args.max_influences),
         ..SolveOptions::default()

@@ -447,3 +447,49 @@ fn eval_scores_the_val_split_and_writes_a_report() {
     );
     assert!(dir.path().join("report/summary.md").is_file());
 }
+
+#[test]
+fn nonsense_flag_values_are_refused() {
+    let (dir, _) = demo_dir();
+    let cwd = dir.path();
+    // Exit 2: refused by the argument parser; exit 1: refused by the command.
+    let cases: [(&[&str], i32); 4] = [
+        (
+            &[
+                "skin",
+                "out/rigml-demo.glb",
+                "--method",
+                "voxel",
+                "--resolution",
+                "0",
+                "-o",
+                "v.glb",
+            ],
+            2,
+        ),
+        (
+            &[
+                "skin",
+                "out/rigml-demo.glb",
+                "--method",
+                "voxel",
+                "--resolution",
+                "100000",
+                "-o",
+                "v.glb",
+            ],
+            2,
+        ),
+        (
+            &["eval", "--split", "nonsense", "--methods", "nearest", "-o", "report"],
+            2,
+        ),
+        (&["render", "out/rigml-demo.glb", "--size", "3", "-o", "s.png"], 1),
+    ];
+    for (args, code) in cases {
+        let o = rigml(cwd, args);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).is_empty(), "{args:?}");
+    }
+    assert!(!cwd.join("v.glb").exists() && !cwd.join("report").exists() && !cwd.join("s.png").exists());
+}
