@@ -3,6 +3,10 @@
 use crate::{CoreError, Transform};
 use glam::{Mat4, Vec3};
 
+/// Bone length, as a fraction of the character's size (the length normalised to 1, METRICS.md
+/// §1), below which a leaf joint is a zero-length end-site (METRICS.md §4, failure 6).
+pub const END_SITE_FRACTION: f32 = 1e-6;
+
 /// A joint hierarchy, parents before children.
 ///
 /// Two poses matter: the **rest** pose (`rest_local`, what a clip's untouched channels fall back
@@ -81,6 +85,17 @@ impl Skeleton {
             .iter()
             .enumerate()
             .map(|(j, parent)| parent.map_or(0.0, |q| (p[j] - p[q]).length()))
+            .collect()
+    }
+
+    /// Per joint: is it a zero-length end-site — a leaf with a parent whose bind-pose bone is
+    /// shorter than [`END_SITE_FRACTION`] × `size` (`size` = the length that normalises to 1)?
+    /// Solvers give such joints no weight, and evaluation checks that they do not.
+    pub fn zero_length_end_sites(&self, size: f32) -> Vec<bool> {
+        let lengths = self.bone_lengths();
+        let children = self.children();
+        (0..self.joint_count())
+            .map(|j| self.parents[j].is_some() && children[j].is_empty() && lengths[j] < END_SITE_FRACTION * size)
             .collect()
     }
 
@@ -271,5 +286,25 @@ mod tests {
         s.bind_to_rest();
         assert!((s.bind_positions()[1] - Vec3::new(1.0, 1.0, 0.0)).length() < 1e-6);
         assert!((s.bone_lengths()[1] - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn zero_length_end_sites_are_leaves_with_a_vanishing_bone() {
+        // 0 -> 1 (unit bone, leaf), 0 -> 2 (bone of 1e-7 at size 1, leaf), 3 root alone.
+        let mut s = Skeleton {
+            names: names(4),
+            parents: vec![None, Some(0), Some(0), None],
+            rest_local: vec![
+                Transform::IDENTITY,
+                Transform::from_translation(Vec3::Y),
+                Transform::from_translation(Vec3::splat(1e-7)),
+                Transform::IDENTITY,
+            ],
+            inverse_bind: vec![],
+        };
+        s.bind_to_rest();
+        assert_eq!(s.zero_length_end_sites(1.0), vec![false, false, true, false]);
+        // Relative to the character's size: at size 1e-3 the same bone is a real one.
+        assert_eq!(s.zero_length_end_sites(1e-3), vec![false; 4]);
     }
 }

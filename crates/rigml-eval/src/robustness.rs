@@ -10,8 +10,6 @@ use std::time::{Duration, Instant};
 pub const ZERO_SUM: f64 = 1e-8;
 /// Largest allowed `|sum - 1|` of a vertex's weights.
 pub const SUM_TOLERANCE: f64 = 1e-4;
-/// Bone length below which a leaf joint is a zero-length end-site (normalised units).
-pub const END_SITE_LENGTH: f32 = 1e-6;
 
 /// Why a method failed on an asset. The label is the CSV/summary cause name.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,17 +94,11 @@ pub struct Declared {
     pub ignores_end_sites: bool,
 }
 
-/// Leaf joints whose bone (parent → joint, bind pose) is shorter than `1e-6` normalised units.
+/// Leaf joints whose bone (parent → joint, bind pose) is shorter than `1e-6` normalised units
+/// ([`Skeleton::zero_length_end_sites`]); `scale` maps model lengths to normalised units.
 pub fn zero_length_end_sites(skeleton: &Skeleton, scale: f32) -> Vec<usize> {
-    let lengths = skeleton.bone_lengths();
-    let children = skeleton.children();
-    (0..skeleton.joint_count())
-        .filter(|&j| {
-            skeleton.parents.get(j).copied().flatten().is_some()
-                && children.get(j).is_some_and(|c| c.is_empty())
-                && lengths.get(j).is_some_and(|&l| l * scale < END_SITE_LENGTH)
-        })
-        .collect()
+    let ignored = skeleton.zero_length_end_sites(1.0 / scale);
+    (0..ignored.len()).filter(|&j| ignored[j]).collect()
 }
 
 /// Checks 2–6 of §4 on raw output rows (as emitted, before any renormalisation). Returns the

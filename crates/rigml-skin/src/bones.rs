@@ -4,17 +4,12 @@
 //! Joint `j` owns one segment to each of its children (the part of the body its rotation
 //! moves). A leaf joint owns a short segment continuing its parent bone by half that bone's
 //! length (the hand of an arm without fingers, the head of a neck), except a **zero-length
-//! end-site**: a leaf whose bone is shorter than [`END_SITE_LENGTH`] in normalised units
-//! (METRICS.md §4, failure 6). Those are ignored and never receive weight. A root without
+//! end-site** ([`Skeleton::zero_length_end_sites`], METRICS.md §4, failure 6). Those are ignored and never receive weight. A root without
 //! children owns the point at its position.
 
 use crate::SkinError;
 use glam::Vec3;
 use rigml_core::Skeleton;
-
-/// Bone length (normalised units, longest mesh AABB side = 1) below which a leaf joint is a
-/// zero-length end-site.
-pub const END_SITE_LENGTH: f32 = 1e-6;
 
 /// Share of the parent bone by which a leaf joint's own segment reaches past the joint.
 const LEAF_EXTENSION: f32 = 0.5;
@@ -54,7 +49,7 @@ impl Bones {
         }
         let children = skeleton.children();
         let mut segments = Vec::new();
-        let mut ignored = vec![false; joint_count];
+        let ignored = skeleton.zero_length_end_sites(scale);
         for j in 0..joint_count {
             let p = positions[j];
             if !children[j].is_empty() {
@@ -66,18 +61,12 @@ impl Bones {
                 continue;
             }
             match skeleton.parents[j] {
-                Some(parent) => {
-                    let along = p - positions[parent];
-                    if along.length() < END_SITE_LENGTH * scale {
-                        ignored[j] = true;
-                    } else {
-                        segments.push(Bone {
-                            joint: j as u32,
-                            a: p,
-                            b: p + along * LEAF_EXTENSION,
-                        });
-                    }
-                }
+                Some(_) if ignored[j] => {}
+                Some(parent) => segments.push(Bone {
+                    joint: j as u32,
+                    a: p,
+                    b: p + (p - positions[parent]) * LEAF_EXTENSION,
+                }),
                 None => segments.push(Bone {
                     joint: j as u32,
                     a: p,
