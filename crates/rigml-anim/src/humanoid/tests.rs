@@ -161,8 +161,16 @@ fn map_file_overrides_and_errors() {
     let overrides = parse_map_file("# test\nleftHand = mixamorig:LeftHandIndex1\n", "m.txt").unwrap();
     let m = map_humanoid_with(&s, &overrides, "test").unwrap();
     assert_eq!(m.joint(Role::LeftHand), s.index_of("mixamorig:LeftHandIndex1"));
-    // Lower arm follows from the overridden hand.
-    assert_eq!(m.joint(Role::LeftLowerArm), s.index_of("mixamorig:LeftHand"));
+    // The named segments above the overridden hand stay as they were.
+    assert_eq!(m.joint(Role::LeftLowerArm), s.index_of("mixamorig:LeftForeArm"));
+    let overrides = parse_map_file(
+        "leftHand mixamorig:LeftHandIndex1\nleftLowerArm\tmixamorig:LeftHand\nleftUpperArm: mixamorig:LeftForeArm",
+        "m",
+    )
+    .unwrap();
+    let m = map_humanoid_with(&s, &overrides, "test").unwrap();
+    assert_eq!(m.chain(ChainKind::LeftArm).len(), 3);
+    assert_eq!(m.joint(Role::LeftUpperArm), s.index_of("mixamorig:LeftForeArm"));
     let err = parse_map_file("leftHandd: x\n", "m.txt").unwrap_err().to_string();
     assert!(err.contains("m.txt: line 1") && err.contains("unknown role"), "{err}");
     let bad = [(Role::Head, "nope".to_string())];
