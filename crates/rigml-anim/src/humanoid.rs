@@ -416,3 +416,9 @@ fn why_missing(role: Role) -> &'static str {
 
 #[cfg(test)]
 mod tests;
+
+/// A T-posed Mixamo-named test skeleton (hips at y = 1, left along +X, facing +Z).
+#[cfg(test)]
+pub(crate) fn test_skeleton() -> Skeleton {
+    tests::humanoid(tests::mixamo)
+}

@@ -2,8 +2,12 @@
 //! FABRIK), IK-Rig motion encoding/decoding, retargeting and mocap cleanup
 //! (`docs/ALGORITHMS.md` §7–8). Depends on `rigml-core` only; file I/O is the caller's.
 
+pub mod decode;
+pub mod encode;
 pub mod error;
 pub mod humanoid;
 pub mod ik;
+pub mod retarget;
+pub mod rig;
 
 pub use error::AnimError;
