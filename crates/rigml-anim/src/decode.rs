@@ -2,10 +2,10 @@
 //! height and chain lengths and solve each chain — FABRIK for spine and neck, analytic two-bone
 //! IK for arms and legs — with feet pinned while the source had them in contact.
 
-use crate::encode::{RigClip, RigFrame};
+use crate::encode::{contact_flags, RigClip, RigFrame};
 use crate::humanoid::{ChainKind, Role};
 use crate::ik::{chain_deltas, fabrik, twist_to_pole, two_bone, FABRIK_MAX_ITERATIONS};
-use crate::rig::{Posed, RigInfo};
+use crate::rig::{place_hips, Posed, RigInfo};
 use glam::{Quat, Vec3};
 use rigml_core::{Skeleton, Transform};
 
@@ -42,7 +42,40 @@ struct Pin {
 
 /// Decode `clip` onto `skeleton` (measured by `info`): the local transforms of every joint at
 /// every frame. Joints outside the chains keep their rest local transforms.
+///
+/// With `pin_feet`, a foot is pinned while the source had it in contact or the decoded target
+/// has it in contact by the METRICS.md §7 test; as pinning can create contacts, decoding is
+/// repeated (up to three passes) until the set of pinned frames stops growing.
 pub fn decode(skeleton: &Skeleton, info: &RigInfo, clip: &RigClip, options: DecodeOptions) -> Vec<Vec<Transform>> {
+    let mut contacts: Vec<[bool; 4]> = clip.frames.iter().map(|f| f.contacts).collect();
+    let mut out = decode_pass(skeleton, info, clip, options, &contacts);
+    if !options.pin_feet {
+        return out;
+    }
+    for _ in 0..2 {
+        let found = target_contacts(skeleton, info, &out, clip.fps);
+        let mut grew = false;
+        for (have, new) in contacts.iter_mut().zip(found) {
+            for (h, n) in have.iter_mut().zip(new) {
+                grew |= n && !*h;
+                *h |= n;
+            }
+        }
+        if !grew {
+            break;
+        }
+        out = decode_pass(skeleton, info, clip, options, &contacts);
+    }
+    out
+}
+
+fn decode_pass(
+    skeleton: &Skeleton,
+    info: &RigInfo,
+    clip: &RigClip,
+    options: DecodeOptions,
+    contacts: &[[bool; 4]],
+) -> Vec<Vec<Transform>> {
     let dt = if clip.fps > 0.0 { 1.0 / clip.fps } else { 0.0 };
     let decay = if options.release_seconds > 0.0 {
         (-dt / options.release_seconds).exp()
@@ -52,12 +85,52 @@ pub fn decode(skeleton: &Skeleton, info: &RigInfo, clip: &RigClip, options: Deco
     let mut pins = [Pin::default(); 2];
     clip.frames
         .iter()
-        .map(|frame| {
+        .zip(contacts)
+        .map(|(frame, contact)| {
             let mut posed = Posed::new(skeleton, skeleton.rest_local.clone());
-            solve_frame(&mut posed, info, frame, options.pin_feet, decay, &mut pins);
+            let pinning = Pinning {
+                enabled: options.pin_feet,
+                contacts: *contact,
+                decay,
+            };
+            solve_frame(&mut posed, info, frame, pinning, &mut pins);
             posed.local
         })
         .collect()
+}
+
+/// METRICS.md §7 contacts (absolute height, ground y = 0 in the canonical frame) of the left
+/// ankle, left toes, right ankle and right toes of decoded frames.
+fn target_contacts(skeleton: &Skeleton, info: &RigInfo, frames: &[Vec<Transform>], fps: f32) -> Vec<[bool; 4]> {
+    let facing_inv = info.facing.inverse();
+    let joints = [Role::LeftFoot, Role::LeftToes, Role::RightFoot, Role::RightToes].map(|r| info.map.joint(r));
+    let mut tracks: [Vec<Vec3>; 4] = Default::default();
+    for local in frames {
+        let world = skeleton.world_matrices(local);
+        for (slot, j) in joints.iter().enumerate() {
+            if let Some(m) = j.and_then(|j| world.get(j)) {
+                tracks[slot].push(facing_inv * m.w_axis.truncate());
+            }
+        }
+    }
+    let mut out = vec![[false; 4]; frames.len()];
+    for (slot, track) in tracks.iter().enumerate() {
+        if track.len() != frames.len() {
+            continue;
+        }
+        for (f, c) in contact_flags(track, 0.0, info.hip_height, fps).into_iter().enumerate() {
+            out[f][slot] = c;
+        }
+    }
+    out
+}
+
+/// Per-frame pinning inputs.
+#[derive(Debug, Clone, Copy)]
+struct Pinning {
+    enabled: bool,
+    contacts: [bool; 4],
+    decay: f32,
 }
 
 /// The target-world orientation of an encoded world delta `o` in ground frame `g`.
@@ -65,7 +138,7 @@ fn world_delta(g: Quat, o: Quat, facing: Quat) -> Quat {
     (g * o * facing.inverse()).normalize()
 }
 
-fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pin_feet: bool, decay: f32, pins: &mut [Pin; 2]) {
+fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pinning: Pinning, pins: &mut [Pin; 2]) {
     let h = info.hip_height;
     let facing = info.facing;
     let map = &info.map;
@@ -78,8 +151,30 @@ fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pin_feet: bo
     };
     // Hips: orientation, then position (root motion scaled by the target's hip height).
     let Some(hips) = map.joint(Role::Hips) else { return };
-    set_delta(posed, hips, frame.hips_rotation);
-    posed.set_world_position(hips, origin + g * frame.hips * h);
+    let hips_rotation = (world_delta(g, frame.hips_rotation, facing) * rest(hips)).normalize();
+    place_hips(posed, map, hips_rotation, origin + g * frame.hips * h);
+    // Leg goals (pinned while in contact) from where the hips put the legs' roots; if a goal
+    // is out of reach, lower the hips until both are reachable.
+    let mut leg_targets = [None; 2];
+    for (s, kind) in [ChainKind::LeftLeg, ChainKind::RightLeg].into_iter().enumerate() {
+        let k = kind as usize;
+        let &[upper, _, end] = map.chain(kind) else { continue };
+        let goal = frame.chains[k];
+        let raw = posed.position(upper) + g * goal.offset * info.chain_lengths[k];
+        let target = if pinning.enabled {
+            let toes = map.joint(if s == 0 { Role::LeftToes } else { Role::RightToes });
+            let toe_offset = toes
+                .map(|t| world_delta(g, goal.rotation, facing) * (info.rest_positions[t] - info.rest_positions[end]));
+            let (ankle, toe) = (pinning.contacts[2 * s], pinning.contacts[2 * s + 1]);
+            pin_foot(&mut pins[s], raw, toe_offset, ankle, toe, pinning.decay)
+        } else {
+            raw
+        };
+        leg_targets[s] = Some(target);
+    }
+    if pinning.enabled {
+        lower_hips_to_reach(posed, info, &leg_targets);
+    }
     // Spine and neck by FABRIK, then their effectors' orientations.
     for kind in [ChainKind::Spine, ChainKind::Neck] {
         let k = kind as usize;
@@ -127,36 +222,21 @@ fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pin_feet: bo
         ChainKind::RightLeg,
     ] {
         let k = kind as usize;
-        let joints = map.chain(kind);
-        let &[upper, lower, end] = joints else { continue };
+        let &[upper, lower, end] = map.chain(kind) else {
+            continue;
+        };
         let goal = frame.chains[k];
         let root = posed.position(upper);
-        let end_rotation = world_delta(g, goal.rotation, facing) * rest(end);
-        let mut target = root + g * goal.offset * info.chain_lengths[k];
-        let side = match kind {
-            ChainKind::LeftLeg => Some(0),
-            ChainKind::RightLeg => Some(1),
+        let target = match kind {
+            ChainKind::LeftLeg => leg_targets[0],
+            ChainKind::RightLeg => leg_targets[1],
             _ => None,
-        };
-        if let (Some(s), true) = (side, pin_feet) {
-            let toes = map.joint(if s == 0 { Role::LeftToes } else { Role::RightToes });
-            let toe_offset = toes.map(|t| {
-                let delta = world_delta(g, goal.rotation, facing);
-                delta * (info.rest_positions[t] - info.rest_positions[end])
-            });
-            target = pin_foot(
-                &mut pins[s],
-                target,
-                toe_offset,
-                frame.contacts[2 * s],
-                frame.contacts[2 * s + 1],
-                decay,
-            );
         }
+        .unwrap_or(root + g * goal.offset * info.chain_lengths[k]);
         let (q_upper, q_lower) = two_bone(root, posed.position(lower), posed.position(end), target, g * goal.pole);
         posed.rotate_world(upper, q_upper);
         posed.rotate_world(lower, q_lower);
-        posed.set_world_rotation(end, end_rotation.normalize());
+        set_delta(posed, end, goal.rotation);
     }
     relative(
         posed,
@@ -170,6 +250,37 @@ fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pin_feet: bo
         map.joint(Role::RightToes),
         frame.toes[1],
     );
+}
+
+/// Lower the motion root along up until every leg target is within reach of its upper leg
+/// (solving `|t - (r - up·δ)| = reach` for the smallest `δ ≥ 0`, reach just short of straight).
+fn lower_hips_to_reach(posed: &mut Posed, info: &RigInfo, targets: &[Option<Vec3>; 2]) {
+    let up = info.facing * Vec3::Y;
+    let mut drop: f32 = 0.0;
+    for (kind, target) in [ChainKind::LeftLeg, ChainKind::RightLeg].into_iter().zip(targets) {
+        let (&[upper, lower, end], Some(t)) = (info.map.chain(kind), target) else {
+            continue;
+        };
+        let reach = (posed.position(upper).distance(posed.position(lower))
+            + posed.position(lower).distance(posed.position(end)))
+            * (1.0 - 4.0 * crate::ik::REACH_EPSILON);
+        let d = *t - posed.position(upper);
+        let c = d.length_squared() - reach * reach;
+        if c <= 0.0 {
+            continue;
+        }
+        let b = d.dot(up);
+        let disc = b * b - c;
+        let delta = if disc >= 0.0 { -b - disc.sqrt() } else { -b };
+        if delta.is_finite() {
+            drop = drop.max(delta.clamp(0.0, 0.5 * info.hip_height));
+        }
+    }
+    if drop > 0.0 {
+        let root = info.map.motion_root();
+        let at = posed.position(root) - up * drop;
+        posed.set_world_position(root, at);
+    }
 }
 
 /// The ankle goal after pinning: while the ankle is in contact its x, z stay where the contact

@@ -105,8 +105,10 @@ pub fn encode(skeleton: &Skeleton, info: &RigInfo, frames: &Frames, name: &str) 
         let yaw = Quat::from_rotation_y(forward.x.atan2(forward.z));
         let g = facing * yaw;
         let g_inv = g.inverse();
-        let origin_w = Vec3::new(pos[hips].x, 0.0, pos[hips].z);
-        let origin_c = facing_inv * origin_w / h;
+        // Ground plane y = 0 of the canonical frame (METRICS.md §7).
+        let hips_c = facing_inv * pos[hips];
+        let origin_c = Vec3::new(hips_c.x, 0.0, hips_c.z) / h;
+        let origin_w = facing * origin_c * h;
         let orient = |j: usize| (g_inv * delta(j) * facing).normalize();
         let relative = |parent: Option<usize>, child: Option<usize>| match (parent, child) {
             (Some(p), Some(c)) => (facing_inv * delta(p).inverse() * delta(c) * facing).normalize(),
@@ -172,28 +174,37 @@ pub fn encode(skeleton: &Skeleton, info: &RigInfo, frames: &Frames, name: &str) 
 }
 
 /// Contacts of the ankles and toes: height above the joint's rest clearance below
-/// [`CONTACT_HEIGHT`]·H and horizontal speed (central difference) below [`CONTACT_SPEED`]·H/s.
+/// [`CONTACT_HEIGHT`]·H and horizontal speed below [`CONTACT_SPEED`]·H/s, in the canonical frame.
 fn mark_contacts(info: &RigInfo, fps: f32, positions: &[Vec<Vec3>], out: &mut [RigFrame]) {
     let h = info.hip_height;
-    let ground = info
-        .rest_positions
-        .get(info.map.joint(Role::Hips).unwrap_or(0))
-        .map_or(0.0, |p| p.y)
-        - h;
+    let facing_inv = info.facing.inverse();
+    let hips = info.map.joint(Role::Hips).unwrap_or(0);
+    let ground = (facing_inv * info.rest_positions[hips]).y - h;
     let joints = [Role::LeftFoot, Role::LeftToes, Role::RightFoot, Role::RightToes].map(|r| info.map.joint(r));
-    let n = positions.len();
     for (slot, joint) in joints.into_iter().enumerate() {
         let Some(j) = joint else { continue };
-        let clearance = info.rest_positions[j].y - ground;
-        for f in 0..n {
-            let (a, b) = (f.saturating_sub(1), (f + 1).min(n - 1));
-            let steps = (b - a).max(1) as f32;
-            let d = positions[b][j] - positions[a][j];
-            let speed = (d.x * d.x + d.z * d.z).sqrt() * fps / steps;
-            let height = positions[f][j].y - clearance;
-            out[f].contacts[slot] = height < CONTACT_HEIGHT * h && speed < CONTACT_SPEED * h;
+        let clearance = (facing_inv * info.rest_positions[j]).y - ground;
+        let track: Vec<Vec3> = positions.iter().map(|p| facing_inv * p[j]).collect();
+        for (f, c) in contact_flags(&track, clearance, h, fps).into_iter().enumerate() {
+            out[f].contacts[slot] = c;
         }
     }
+}
+
+/// Contact flags of one joint track (canonical frame, ground y = 0): height minus `clearance`
+/// below [`CONTACT_HEIGHT`]·`h` and horizontal speed (central difference, one-sided at the
+/// ends) below [`CONTACT_SPEED`]·`h` per second. With `clearance` 0 this is METRICS.md §7.
+pub fn contact_flags(track: &[Vec3], clearance: f32, h: f32, fps: f32) -> Vec<bool> {
+    let n = track.len();
+    (0..n)
+        .map(|f| {
+            let (a, b) = (f.saturating_sub(1), (f + 1).min(n - 1));
+            let steps = (b - a).max(1) as f32;
+            let d = track[b] - track[a];
+            let speed = (d.x * d.x + d.z * d.z).sqrt() * fps / steps;
+            track[f].y - clearance < CONTACT_HEIGHT * h && speed < CONTACT_SPEED * h
+        })
+        .collect()
 }
 
 /// Flip quaternions into the hemisphere of the previous frame's, slot by slot.

@@ -5,7 +5,7 @@
 use crate::decode::{decode, DecodeOptions};
 use crate::encode::encode;
 use crate::humanoid::Role;
-use crate::rig::{world_rotation, Frames, Posed, RigInfo};
+use crate::rig::{place_hips, world_rotation, Frames, Posed, RigInfo};
 use glam::{Quat, Vec3};
 use rigml_core::{Channel, ChannelValues, Clip, Interpolation, Skeleton, Transform};
 
@@ -60,23 +60,27 @@ fn fk_frame(
     let mut posed = Posed::new(target, target.rest_local.clone());
     // Canonical world delta of a source joint, re-expressed in the target's facing.
     let to_target = source_info.facing.inverse();
+    let delta_of = |js: usize| {
+        let delta = world_rotation(&world[js]) * source_info.rest_rotations[js].inverse();
+        let canonical = to_target * delta * source_info.facing;
+        target_info.facing * canonical * target_info.facing.inverse()
+    };
+    // Hips first (through the motion root), position scaled by the hip heights with the
+    // ground at y = 0 for both (METRICS.md §7).
+    if let (Some(hs), Some(ht)) = (source_info.map.joint(Role::Hips), target_info.map.joint(Role::Hips)) {
+        let canonical = to_target * world[hs].w_axis.truncate() / source_info.hip_height;
+        let at = target_info.facing * canonical * target_info.hip_height;
+        let rotation = (delta_of(hs) * target_info.rest_rotations[ht]).normalize();
+        place_hips(&mut posed, &target_info.map, rotation, at);
+    }
     let mut pairs: Vec<(usize, usize)> = Role::ALL
         .into_iter()
+        .filter(|&r| r != Role::Hips)
         .filter_map(|r| Some((target_info.map.joint(r)?, source_info.map.joint(r)?)))
         .collect();
     pairs.sort_unstable();
     for (jt, js) in pairs {
-        let delta = world_rotation(&world[js]) * source_info.rest_rotations[js].inverse();
-        let canonical = to_target * delta * source_info.facing;
-        let delta_t = target_info.facing * canonical * target_info.facing.inverse();
-        posed.set_world_rotation(jt, (delta_t * target_info.rest_rotations[jt]).normalize());
-    }
-    if let (Some(hs), Some(ht)) = (source_info.map.joint(Role::Hips), target_info.map.joint(Role::Hips)) {
-        let p = world[hs].w_axis.truncate();
-        // Ground at y = 0 for both (METRICS.md §7), so only the scale changes.
-        let canonical = to_target * p / source_info.hip_height;
-        let at = target_info.facing * canonical * target_info.hip_height;
-        posed.set_world_position(ht, at);
+        posed.set_world_rotation(jt, (delta_of(js) * target_info.rest_rotations[jt]).normalize());
     }
     posed.local
 }

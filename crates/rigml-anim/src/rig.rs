@@ -10,13 +10,13 @@ use rigml_core::{Clip, Pose, Skeleton, Transform};
 #[derive(Debug, Clone)]
 pub struct RigInfo {
     pub map: HumanoidMap,
-    /// Height of the hips above the lowest joint of the legs in the rest pose (METRICS.md §7
-    /// `H`, with the ground at the feet).
+    /// Height of the hips above the lowest joint of the legs in the rest pose, along the
+    /// skeleton's up axis (METRICS.md §7 `H`, with the ground at the feet).
     pub hip_height: f32,
     /// Rest length of each chain (sum of its bones), in [`ChainKind::ALL`] order.
     pub chain_lengths: [f32; 6],
-    /// Rest facing: the yaw rotation taking the canonical frame (x = character's left,
-    /// y = up, z = forward) to the skeleton's world.
+    /// Rest facing: the rotation taking the canonical frame (x = character's left, y = up,
+    /// z = forward) to the skeleton's world (a yaw for Y-up skeletons; also turns Z-up ones).
     pub facing: Quat,
     /// World rest rotation of every joint.
     pub rest_rotations: Vec<Quat>,
@@ -39,20 +39,33 @@ impl RigInfo {
         else {
             return Err(bad("the humanoid map has no hips or upper legs".into()));
         };
-        // Lowest point of the legs: the feet and everything below them (toes, end sites).
+        // Up: the rest hips→head direction snapped to the nearest axis (BVH files may be Z-up).
+        let head = at(Role::Head).unwrap_or(hips + Vec3::Y);
+        let up = snap_to_axis(head - hips).ok_or_else(|| bad("the head sits on the hips in the rest pose".into()))?;
+        // Facing from the hip line (left minus right), shoulders added, made level.
+        let mut side = left - right;
+        if let (Some(l), Some(r)) = (at(Role::LeftUpperArm), at(Role::RightUpperArm)) {
+            side += l - r;
+        }
+        let side = (side - side.dot(up) * up)
+            .try_normalize()
+            .ok_or_else(|| bad("cannot tell left from right: the hips and shoulders are level across".into()))?;
+        let forward = side.cross(up);
+        let facing = Quat::from_mat3(&glam::Mat3::from_cols(side, up, forward)).normalize();
+        // Lowest point of the legs along up: the feet and everything below them (toes, ends).
         let children = skeleton.children();
         let mut lowest = f32::INFINITY;
         for foot in [Role::LeftFoot, Role::RightFoot].iter().filter_map(|&r| map.joint(r)) {
             let mut stack = vec![foot];
             while let Some(j) = stack.pop() {
-                lowest = lowest.min(rest_positions[j].y);
+                lowest = lowest.min(rest_positions[j].dot(up));
                 stack.extend(children.get(j).into_iter().flatten().copied());
             }
         }
-        let hip_height = hips.y - lowest;
+        let hip_height = hips.dot(up) - lowest;
         if !(hip_height.is_finite() && hip_height > 0.0) {
             return Err(bad(format!(
-                "hip height {hip_height} is not positive: the hips are not above the feet in the rest pose (is the skeleton Y-up?)"
+                "hip height {hip_height} is not positive: the hips are not above the feet in the rest pose"
             )));
         }
         let mut chain_lengths = [0.0; 6];
@@ -66,16 +79,6 @@ impl RigInfo {
                 return Err(bad(format!("the {} chain has zero rest length", kind.name())));
             }
         }
-        // Facing from the hip line (left minus right), shoulders as a fallback.
-        let mut side = left - right;
-        if let (Some(l), Some(r)) = (at(Role::LeftUpperArm), at(Role::RightUpperArm)) {
-            side += l - r;
-        }
-        let side = Vec3::new(side.x, 0.0, side.z)
-            .try_normalize()
-            .ok_or_else(|| bad("cannot tell left from right: the hips and shoulders are level in x and z".into()))?;
-        let forward = side.cross(Vec3::Y);
-        let facing = Quat::from_mat3(&glam::Mat3::from_cols(side, Vec3::Y, forward)).normalize();
         Ok(RigInfo {
             map,
             hip_height,
@@ -90,6 +93,19 @@ impl RigInfo {
     pub fn chain_length(&self, kind: ChainKind) -> f32 {
         self.chain_lengths[kind as usize]
     }
+}
+
+/// The principal axis (±x, ±y, ±z) nearest to `v`.
+fn snap_to_axis(v: Vec3) -> Option<Vec3> {
+    let a = v.abs();
+    let axis = if a.x >= a.y && a.x >= a.z {
+        Vec3::X * v.x.signum()
+    } else if a.y >= a.z {
+        Vec3::Y * v.y.signum()
+    } else {
+        Vec3::Z * v.z.signum()
+    };
+    (v.length() > 0.0 && v.is_finite()).then_some(axis)
 }
 
 /// The rotation part of a world matrix (scale removed).
@@ -157,6 +173,18 @@ impl<'a> Posed<'a> {
         self.local[j].translation = parent.inverse().transform_point3(position);
         self.refresh_from(j);
     }
+}
+
+/// Put the hips at a world rotation and position by moving the map's motion root (the hips
+/// themselves, or the root the hips and legs share), so the legs come along.
+pub(crate) fn place_hips(posed: &mut Posed, map: &HumanoidMap, rotation: Quat, position: Vec3) {
+    let Some(hips) = map.joint(Role::Hips) else { return };
+    let root = map.motion_root();
+    let turn = (rotation * posed.rotation(hips).inverse()).normalize();
+    posed.rotate_world(root, turn);
+    let shift = position - posed.position(hips);
+    let at = posed.position(root) + shift;
+    posed.set_world_position(root, at);
 }
 
 /// A clip sampled at its own key times: the frame rate and one pose per frame.

@@ -78,16 +78,22 @@ fn score(src: &Character, frames: &Frames, tgt: &Character, mode: Mode) -> Score
     };
     let out = retarget_poses(&source, &tgt.skeleton, &ti, mode, DecodeOptions::default());
     let seconds = start.elapsed().as_secs_f64();
-    let src_pos = positions(
-        &src.skeleton,
-        &frames.poses.iter().map(|p| p.local.clone()).collect::<Vec<_>>(),
-    );
-    let out_pos = positions(&tgt.skeleton, &out);
-    // Drift over the target's bones; the hips' incoming link carries root motion, not a bone.
-    let hips_t = ti.map.joint(Role::Hips).unwrap();
+    // Metrics in each skeleton's canonical frame (Y up, ground y = 0): a yaw for Y-up files,
+    // which the metrics do not see, and Z-up BVH files turned Y-up.
+    let canonical = |pos: Vec<Vec<Vec3>>, info: &RigInfo| -> Vec<Vec<Vec3>> {
+        let turn = info.facing.inverse();
+        pos.into_iter()
+            .map(|f| f.into_iter().map(|p| turn * p).collect())
+            .collect()
+    };
+    let src_locals: Vec<Vec<Transform>> = frames.poses.iter().map(|p| p.local.clone()).collect();
+    let src_pos = canonical(positions(&src.skeleton, &src_locals), &si);
+    let out_pos = canonical(positions(&tgt.skeleton, &out), &ti);
+    let rest_t: Vec<Vec3> = ti.rest_positions.iter().map(|p| ti.facing.inverse() * *p).collect();
+    // Drift over the target's bones; the motion root's incoming link is root motion, not a bone.
     let mut parents = tgt.skeleton.parents.clone();
-    parents[hips_t] = None;
-    let drift = metrics::bone_length_drift(&out_pos, &parents, &ti.rest_positions).unwrap_or(0.0);
+    parents[ti.map.motion_root()] = None;
+    let drift = metrics::bone_length_drift(&out_pos, &parents, &rest_t).unwrap_or(0.0);
     // Skate on the foot joints both skeletons have: ankles, and toes when both have toes.
     let mut feet_roles = vec![Role::LeftFoot, Role::RightFoot];
     for toes in [Role::LeftToes, Role::RightToes] {

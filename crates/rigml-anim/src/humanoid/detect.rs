@@ -297,13 +297,15 @@ pub(super) fn detect(skeleton: &Skeleton, table: &mut [Option<usize>; 22]) {
     }
     // Hips: a hips-named joint above both legs, else the legs' common ancestor.
     let legs = (table[Role::LeftUpperLeg.index()], table[Role::RightUpperLeg.index()]);
-    let above_legs = |j: usize| match legs {
-        (Some(l), Some(r)) => is_ancestor(skeleton, j, l) && is_ancestor(skeleton, j, r) && j != l && j != r,
-        _ => true,
+    // Hips: a hips-named joint outside the legs (above them, or beside them under a common
+    // root as in Quaternius rigs), else the legs' common ancestor.
+    let in_legs = |j: usize| match legs {
+        (Some(l), Some(r)) => is_ancestor(skeleton, l, j) || is_ancestor(skeleton, r, j),
+        _ => false,
     };
     let hips = info
         .shallowest(None, is_hips_name)
-        .filter(|&j| above_legs(j))
+        .filter(|&j| !in_legs(j))
         .or_else(|| match legs {
             (Some(l), Some(r)) => lowest_common_ancestor(skeleton, l, r),
             _ => None,
