@@ -9,5 +9,6 @@ pub mod humanoid;
 pub mod ik;
 pub mod retarget;
 pub mod rig;
+pub mod table;
 
 pub use error::AnimError;

@@ -4,8 +4,9 @@
 
 use crate::decode::{decode, DecodeOptions};
 use crate::encode::encode;
-use crate::humanoid::Role;
-use crate::rig::{place_hips, world_rotation, Frames, Posed, RigInfo};
+use crate::humanoid::{map_humanoid_with, Role};
+use crate::rig::{place_hips, sample_frames, world_rotation, Frames, Posed, RigInfo};
+use crate::AnimError;
 use glam::{Quat, Vec3};
 use rigml_core::{Channel, ChannelValues, Clip, Interpolation, Skeleton, Transform};
 
@@ -127,4 +128,47 @@ fn continuous(mut q: Vec<Quat>) -> Vec<Quat> {
         }
     }
     q
+}
+
+/// A retargeted clip and what it took.
+#[derive(Debug, Clone)]
+pub struct Retargeted {
+    /// The clip on the target skeleton.
+    pub clip: Clip,
+    pub frames: usize,
+    pub fps: f32,
+}
+
+/// Map a skeleton (with `--map` overrides, if any) and measure it, in one step.
+pub fn rig_for(skeleton: &Skeleton, overrides: &[(Role, String)], asset: &str) -> Result<RigInfo, AnimError> {
+    let map = map_humanoid_with(skeleton, overrides, asset)?;
+    RigInfo::new(skeleton, map, asset)
+}
+
+/// Sample `clip` on the source, retarget every frame onto `target` and bake the result into a
+/// clip named `name` with the source's key times (starting at 0).
+#[allow(clippy::too_many_arguments)]
+pub fn retarget_clip(
+    source: &Skeleton,
+    source_info: &RigInfo,
+    clip: &Clip,
+    source_asset: &str,
+    target: &Skeleton,
+    target_info: &RigInfo,
+    mode: Mode,
+    name: &str,
+) -> Result<Retargeted, AnimError> {
+    let frames = sample_frames(source, clip, source_asset)?;
+    let src = Source {
+        skeleton: source,
+        info: source_info,
+        frames: &frames,
+    };
+    let poses = retarget_poses(&src, target, target_info, mode, DecodeOptions::default());
+    let times: Vec<f32> = frames.times.iter().map(|t| t - frames.times[0]).collect();
+    Ok(Retargeted {
+        clip: bake_clip(target, &times, &poses, name),
+        frames: poses.len(),
+        fps: frames.fps,
+    })
 }

@@ -7,8 +7,10 @@
 mod convert;
 mod demo;
 mod eval;
+mod ikrig;
 mod inspect;
 mod render;
+mod retarget;
 mod skin;
 
 use clap::{Parser, Subcommand};
@@ -23,7 +25,9 @@ Examples:
   rigml convert Knight.fbx Knight.glb --max-influences 4
   rigml render Fox.glb --all --poses 6 -o fox.png
   rigml skin Ranger.glb --method heat -o ranger-heat.glb
-  rigml eval --split val --methods nearest,heat,voxel -o report/";
+  rigml eval --split val --methods nearest,heat,voxel -o report/
+  rigml retarget walk.bvh --to Ranger.glb -o ranger-walk.glb
+  rigml ikrig encode walk.bvh -o walk.csv";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
@@ -41,6 +45,8 @@ enum Command {
     Render(render::Args),
     Skin(skin::Args),
     Eval(eval::Args),
+    Retarget(retarget::Args),
+    Ikrig(ikrig::Args),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +58,8 @@ fn main() -> ExitCode {
         Command::Render(args) => render::run(&args),
         Command::Skin(args) => skin::run(&args),
         Command::Eval(args) => eval::run(&args),
+        Command::Retarget(args) => retarget::run(&args),
+        Command::Ikrig(args) => ikrig::run(&args),
     };
     match result {
         Ok(text) => print(&text),
