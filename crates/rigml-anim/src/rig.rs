@@ -42,6 +42,17 @@ impl RigInfo {
         // Up: the rest hips→head direction snapped to the nearest axis (BVH files may be Z-up).
         let head = at(Role::Head).unwrap_or(hips + Vec3::Y);
         let up = snap_to_axis(head - hips).ok_or_else(|| bad("the head sits on the hips in the rest pose".into()))?;
+        // An upright biped: both feet hang below the hips along that axis (a quadruped with
+        // humanoid joint names, like the glTF Fox, does not).
+        for foot in [Role::LeftFoot, Role::RightFoot] {
+            let down = at(foot).map_or(Vec3::ZERO, |f| f - hips);
+            if down.dot(up) > -0.5 * down.length() || down.length() == 0.0 {
+                return Err(bad(format!(
+                    "not an upright humanoid in the rest pose: {} is not below the hips on the hips-to-head axis",
+                    foot.name()
+                )));
+            }
+        }
         // Facing from the hip line (left minus right), shoulders added, made level.
         let mut side = left - right;
         if let (Some(l), Some(r)) = (at(Role::LeftUpperArm), at(Role::RightUpperArm)) {
@@ -237,6 +248,20 @@ mod tests {
         assert!((info.chain_length(ChainKind::LeftLeg) - 0.87).abs() < 1e-5);
         // Left is +X, so the skeleton faces +Z: the canonical frame.
         assert!(info.facing.angle_between(Quat::IDENTITY) < 1e-5);
+    }
+
+    #[test]
+    fn z_up_skeletons_get_a_turned_facing() {
+        // The test humanoid turned Z-up (as some BVH files are): same H, up maps to +Z.
+        let mut s = crate::humanoid::test_skeleton();
+        let turn = Quat::from_rotation_x(std::f32::consts::FRAC_PI_2);
+        s.rest_local[0].translation = turn * s.rest_local[0].translation;
+        s.rest_local[0].rotation = turn;
+        s.bind_to_rest();
+        let info = RigInfo::new(&s, map_humanoid(&s).unwrap(), "t").unwrap();
+        assert!((info.hip_height - 0.98).abs() < 1e-5, "{}", info.hip_height);
+        assert!((info.facing * Vec3::Y).distance(Vec3::Z) < 1e-5);
+        assert!((info.facing * Vec3::X).distance(Vec3::X) < 1e-5);
     }
 
     #[test]
