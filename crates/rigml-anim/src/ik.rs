@@ -9,7 +9,7 @@ use glam::{Quat, Vec3};
 
 /// Relative slack kept from full extension and full folding in [`two_bone`], as a fraction of
 /// the summed bone lengths, so the bend plane stays defined.
-pub const REACH_EPSILON: f32 = 1e-4;
+pub const REACH_EPSILON: f32 = 1e-6;
 
 /// Default FABRIK iteration cap (ALGORITHMS.md §7).
 pub const FABRIK_MAX_ITERATIONS: usize = 10;
