@@ -31,7 +31,8 @@ fn main() {
     if !complete(&three) && env::var_os("RIGML_NO_NPM").is_none() {
         npm_ci(&web);
     }
-    let mut code = String::from("/// `(path under /three/, bytes)` of each bundled three.js file; empty when not bundled.\n");
+    let mut code =
+        String::from("/// `(path under /three/, bytes)` of each bundled three.js file; empty when not bundled.\n");
     code.push_str("pub(crate) const THREE_FILES: &[(&str, &[u8])] = &[\n");
     let mut version = String::new();
     if complete(&three) {
@@ -39,7 +40,11 @@ fn main() {
         for file in FILES {
             let path = three.join(file);
             println!("cargo:rerun-if-changed={}", path.display());
-            let _ = writeln!(code, "    ({file:?}, include_bytes!({:?})),", path.display().to_string());
+            let _ = writeln!(
+                code,
+                "    ({file:?}, include_bytes!({:?})),",
+                path.display().to_string()
+            );
         }
         version = package_version(&three.join("package.json")).unwrap_or_default();
     } else {

@@ -52,9 +52,7 @@ pub fn run(args: &Args) -> Result<String> {
         format!("rigml view: serving {} at {url} (Ctrl-C to stop)", args.input.display())
     };
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{line}")
-        .and_then(|()| out.flush())
-        .context("<stdout>")?;
+    writeln!(out, "{line}").and_then(|()| out.flush()).context("<stdout>")?;
     drop(out);
     server.serve()?;
     Ok(String::new())

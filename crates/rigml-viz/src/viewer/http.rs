@@ -147,6 +147,9 @@ fn handle(stream: TcpStream, site: &Site, port: u16) -> Result<(), std::io::Erro
     }
 }
 
+/// Write one answer. `no-cache` (revalidate every time) rather than `no-store`: Chromium reports
+/// streamed `no-store` fetches that completed as aborted (microsoft/playwright#42742), which
+/// would read as load errors in the browser test.
 fn respond(mut stream: &TcpStream, status: u16, content_type: &str, body: &[u8], head: bool) -> std::io::Result<()> {
     let reason = match status {
         200 => "OK",
@@ -158,7 +161,7 @@ fn respond(mut stream: &TcpStream, status: u16, content_type: &str, body: &[u8],
     };
     let header = format!(
         "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
-         Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
+         Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
         body.len()
     );
     stream.write_all(header.as_bytes())?;
@@ -201,7 +204,10 @@ mod tests {
         let host = format!("Host: 127.0.0.1:{}\r\n", addr.port());
         let ok = get(addr, &format!("GET /model.glb?x=1 HTTP/1.1\r\n{host}\r\n"));
         assert!(ok.starts_with("HTTP/1.1 200 OK\r\n"), "{ok}");
-        assert!(ok.contains("Content-Length: 10\r\n") && ok.ends_with("\r\n\r\nglTF-bytes"), "{ok}");
+        assert!(
+            ok.contains("Content-Length: 10\r\n") && ok.ends_with("\r\n\r\nglTF-bytes"),
+            "{ok}"
+        );
         let head = get(addr, &format!("HEAD /model.glb HTTP/1.1\r\n{host}\r\n"));
         assert!(head.starts_with("HTTP/1.1 200") && head.ends_with("\r\n\r\n"), "{head}");
         assert!(get(addr, &format!("GET /compare.glb HTTP/1.1\r\n{host}\r\n")).starts_with("HTTP/1.1 404"));

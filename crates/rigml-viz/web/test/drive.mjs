@@ -34,16 +34,18 @@ const browser = await chromium.launch({
   ],
 });
 const result = { errors: [] };
+let phase = 'start';
 try {
   const page = await browser.newPage({ viewport: { width: 1100, height: 720 } });
   page.on('console', (m) => {
     if (m.type() === 'error') result.errors.push(`console: ${m.text()}`);
   });
   page.on('pageerror', (e) => result.errors.push(`page: ${e.message}`));
-  page.on('requestfailed', (r) => result.errors.push(`request failed: ${r.url()}`));
+  page.on('requestfailed', (r) => result.errors.push(`request failed [${phase}]: ${r.url()} (${r.failure() && r.failure().errorText})`));
   page.on('response', (r) => {
     if (r.status() >= 400) result.errors.push(`HTTP ${r.status()}: ${r.url()}`);
   });
+  phase = 'goto';
   await page.goto(url);
   await page.waitForFunction(() => window.__rigml && (window.__rigml.ready || window.__rigml.errors.length), null, {
     timeout: 120000,
@@ -66,6 +68,7 @@ try {
   if (!target) throw new Error('no joint is on screen');
   const position = await page.evaluate((name) => window.__rigml.jointScreenPos(name), target.name);
   result.before = await page.evaluate(() => ({ shown: window.__rigml.shownName(), checksum: window.__rigml.colourChecksum() }));
+  phase = 'click';
   await page.mouse.click(position.x, position.y);
   await page.waitForFunction((name) => window.__rigml.shownName() === name, target.name, { timeout: 10000 }).catch(() => {});
   result.clicked = { name: target.name, x: position.x, y: position.y, gap_px: target.gap };
@@ -82,6 +85,7 @@ try {
     await page.click('#play');
   }
   if (compare) {
+    phase = 'compare';
     await page.selectOption('#show', 'diff');
     await page.waitForTimeout(200);
     result.difference = await page.textContent('#weight-readout');
@@ -102,11 +106,14 @@ try {
     }
     return drawn / (data.length / 4);
   });
+  phase = 'screenshot';
   await page.screenshot({ path: out });
+  phase = 'done';
   result.screenshot = out;
 } catch (e) {
   result.errors.push(`driver: ${e.message}`);
 } finally {
+  phase = 'close';
   await browser.close();
 }
 console.log(JSON.stringify(result));
