@@ -17,6 +17,9 @@
 //!   [`Options::deformation`]; `--puppeteer-filter X` — [`Options::puppeteer_filter`];
 //! - a progress bar driven by the [`Progress`] callback.
 //!
+//! [`pictures`] draws each method's worst and best asset (artist vs method weights) for
+//! `summary.md`.
+//!
 //! `external::write_npz` exports any skin (the GT, say) in the same `.npz` layout for tools
 //! outside rigml.
 
@@ -24,6 +27,7 @@ pub mod dataset;
 pub mod deformation;
 pub mod error;
 pub mod external;
+pub mod pictures;
 pub mod plots;
 pub mod report;
 pub mod retarget_metrics;
