@@ -108,6 +108,62 @@ pub fn most_different_joint(a: &Skin, b: &Skin, joint_count: usize) -> Option<(u
     (total > 0.0).then(|| (j, max.get(j).copied().unwrap_or(0.0)))
 }
 
+/// A picture drawn in memory.
+struct Drawn {
+    png: Vec<u8>,
+    /// File name inside the report folder.
+    name: String,
+    /// The joint drawn and its largest per-vertex weight difference.
+    joint: (String, f32),
+}
+
+/// Draw `method_name`'s picture of `asset` (`which` = worst or best).
+fn draw(
+    dataset: &Dataset,
+    methods: &[Method],
+    method_name: &str,
+    which: &str,
+    asset: &str,
+    dir: &Path,
+) -> Result<Drawn, String> {
+    let row = dataset
+        .rows
+        .iter()
+        .find(|r| r.id == asset)
+        .ok_or_else(|| format!("asset `{asset}` is not in the manifest"))?;
+    let method = methods
+        .iter()
+        .find(|m| m.name == method_name)
+        .ok_or_else(|| format!("method `{method_name}` was not given"))?;
+    let character = rigml_io::load(&row.path).map_err(|e| e.to_string())?;
+    let gt = character.skin.clone().ok_or("no ground-truth skin")?;
+    let input = Character {
+        skin: None,
+        ..character.clone()
+    };
+    let rows: Vec<Row> = predict(&row.id, &input, method)?;
+    let joints = character.skeleton.joint_count();
+    let cap = rows.iter().map(Vec::len).max().unwrap_or(0).max(1);
+    let predicted =
+        Skin::from_rows(rows.iter().map(Vec::as_slice), joints, cap).map_err(|e| format!("{method_name}: {e}"))?;
+    let (j, max_difference) = most_different_joint(&gt, &predicted, joints).unwrap_or((0, 0.0));
+    let options = RenderOptions {
+        mode: WeightMode::Joint(j),
+        size: PICTURE_SIZE,
+        views: vec![View::Front, View::Side],
+        ..RenderOptions::default()
+    };
+    let comparison = render_compare(&character, &gt, &predicted, &options).map_err(|e| e.to_string())?;
+    let name = format!("pictures_{}_{which}.png", file_safe(method_name));
+    let png = rigml_viz::encode_png(&dir.join(&name), &comparison.image).map_err(|e| e.to_string())?;
+    let joint_name = character.skeleton.names.get(j).cloned().unwrap_or_default();
+    Ok(Drawn {
+        png,
+        name,
+        joint: (joint_name, max_difference),
+    })
+}
+
 /// Draw the pictures [`choose`] picks into `dir`, reading the assets through the manifest at
 /// `data` and computing each method's weights again. A picture that cannot be drawn (the
 /// method fails this time, the mesh has no triangles...) is reported in its [`Picture::file`],
@@ -131,45 +187,12 @@ pub fn write_pictures(
             file: Err(String::new()),
             joint: None,
         };
-        let drawn = (|| -> Result<(Vec<u8>, String, (String, f32)), String> {
-            let row = dataset
-                .rows
-                .iter()
-                .find(|r| r.id == asset)
-                .ok_or_else(|| format!("asset `{asset}` is not in the manifest"))?;
-            let method = methods
-                .iter()
-                .find(|m| m.name == method_name)
-                .ok_or_else(|| format!("method `{method_name}` was not given"))?;
-            let character = rigml_io::load(&row.path).map_err(|e| e.to_string())?;
-            let gt = character.skin.clone().ok_or("no ground-truth skin")?;
-            let input = Character {
-                skin: None,
-                ..character.clone()
-            };
-            let rows: Vec<Row> = predict(&row.id, &input, method)?;
-            let joints = character.skeleton.joint_count();
-            let cap = rows.iter().map(Vec::len).max().unwrap_or(0).max(1);
-            let predicted = Skin::from_rows(rows.iter().map(Vec::as_slice), joints, cap)
-                .map_err(|e| format!("{method_name}: {e}"))?;
-            let (j, max_difference) = most_different_joint(&gt, &predicted, joints).unwrap_or((0, 0.0));
-            let options = RenderOptions {
-                mode: WeightMode::Joint(j),
-                size: PICTURE_SIZE,
-                views: vec![View::Front, View::Side],
-                ..RenderOptions::default()
-            };
-            let comparison = render_compare(&character, &gt, &predicted, &options).map_err(|e| e.to_string())?;
-            let name = format!("pictures_{}_{which}.png", file_safe(&method_name));
-            let png = rigml_viz::encode_png(&dir.join(&name), &comparison.image).map_err(|e| e.to_string())?;
-            let joint_name = character.skeleton.names.get(j).cloned().unwrap_or_default();
-            Ok((png, name, (joint_name, max_difference)))
-        })();
+        let drawn = draw(&dataset, methods, &method_name, which, &asset, dir);
         match drawn {
-            Ok((png, name, joint)) => {
-                rigml_io::atomic::write(&dir.join(&name), &png, force)?;
-                picture.file = Ok(name);
-                picture.joint = Some(joint);
+            Ok(d) => {
+                rigml_io::atomic::write(&dir.join(&d.name), &d.png, force)?;
+                picture.file = Ok(d.name);
+                picture.joint = Some(d.joint);
             }
             Err(why) => picture.file = Err(why),
         }
