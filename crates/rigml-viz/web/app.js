@@ -130,14 +130,24 @@ class Model {
     scene.add(this.root);
     this.overlay = new THREE.Group();
     scene.add(this.overlay);
+    this.measure();
+    this.size = this.box.isEmpty() ? 1 : Math.max(this.box.getSize(new THREE.Vector3()).length(), 1e-6);
+    this.buildOverlay();
+  }
+
+  /** Bounds of the skinned mesh and the joints in the current pose, without the side offset. */
+  measure() {
+    const offset = this.root.position.clone();
+    this.root.position.set(0, 0, 0);
     this.root.updateMatrixWorld(true);
-    const box = new THREE.Box3().setFromObject(this.root, true);
+    const box = new THREE.Box3();
+    for (const { object } of this.meshes) box.expandByObject(object, true);
     for (const bone of this.bones) {
       if (bone) box.expandByPoint(bone.getWorldPosition(new THREE.Vector3()));
     }
+    this.root.position.copy(offset);
+    this.root.updateMatrixWorld(true);
     this.box = box;
-    this.size = box.isEmpty() ? 1 : Math.max(box.getSize(new THREE.Vector3()).length(), 1e-6);
-    this.buildOverlay();
   }
 
   /** Skeleton lines (joint to parent) and a dot per joint, drawn over the mesh. */
@@ -546,6 +556,11 @@ async function main() {
     repaint();
   });
   $('filter').addEventListener('input', jointList);
+  $('fit').addEventListener('click', () => {
+    for (const model of [state.a, state.b]) if (model) model.measure();
+    layout();
+    frame();
+  });
   let down = null;
   renderer.domElement.addEventListener('pointerdown', (e) => (down = [e.clientX, e.clientY]));
   renderer.domElement.addEventListener('pointerup', (e) => {

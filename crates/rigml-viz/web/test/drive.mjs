@@ -46,10 +46,12 @@ try {
     if (r.status() >= 400) result.errors.push(`HTTP ${r.status()}: ${r.url()}`);
   });
   phase = 'goto';
+  const t0 = Date.now();
   await page.goto(url);
   await page.waitForFunction(() => window.__rigml && (window.__rigml.ready || window.__rigml.errors.length), null, {
     timeout: 120000,
   });
+  result.readyMs = Date.now() - t0;
   await page.waitForFunction(() => window.__rigml.frames() > 2, null, { timeout: 60000 });
   result.pageErrors = await page.evaluate(() => [...window.__rigml.errors]);
   result.status = await page.textContent('#status');
@@ -84,6 +86,7 @@ try {
     result.clipTime = await page.evaluate(() => window.__rigml.clipTime());
     await page.click('#play');
   }
+  await page.click('#fit');
   if (compare) {
     phase = 'compare';
     await page.selectOption('#show', 'diff');
