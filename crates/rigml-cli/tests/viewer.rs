@@ -224,3 +224,29 @@ fn viewer_compares_two_weight_sets() {
     assert!(max > 0.0 && max <= 1.0, "{difference}");
     assert_ne!(seen["diffChecksum"], seen["after"]["checksum"]);
 }
+
+#[test]
+fn view_refuses_a_bad_file_and_a_busy_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.glb");
+    let out = Command::new(env!("CARGO_BIN_EXE_rigml"))
+        .arg("view")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: ") && err.contains("missing.glb"), "{err}");
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_rigml"))
+        .arg("view")
+        .arg(khronos_fox())
+        .args(["--port", &port])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("cannot listen on 127.0.0.1:{port}")), "{err}");
+    assert!(out.stdout.is_empty(), "no address printed when nothing listens");
+}
