@@ -137,12 +137,29 @@ fn drive(url: &str, screenshot: &Path, compare: bool) -> Value {
     serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
-fn khronos_fox() -> PathBuf {
+fn asset(id: &str) -> PathBuf {
     common::manifest()
         .into_iter()
-        .find(|r| r.id() == "khronos-fox")
-        .expect("manifest row khronos-fox")
+        .find(|r| r.id() == id)
+        .unwrap_or_else(|| panic!("manifest row {id}"))
         .path()
+}
+
+fn khronos_fox() -> PathBuf {
+    asset("khronos-fox")
+}
+
+/// The page read every influence of every skinned vertex: rows sum to 1 and the widest row is
+/// as wide as rigml's.
+fn assert_all_influences_read(seen: &Value, character: &rigml_core::Character) {
+    let skin = character.skin.as_ref().unwrap();
+    let w = &seen["weights"];
+    assert_eq!(w["influencesMax"].as_u64(), Some(skin.influences_max() as u64), "{w}");
+    let skinned = skin.vertex_count() - skin.unskinned_count();
+    assert_eq!(w["vertices"].as_u64(), Some(skinned as u64), "{w}");
+    for bound in ["min", "max"] {
+        assert!((w[bound].as_f64().unwrap() - 1.0).abs() < 1e-3, "{w}");
+    }
 }
 
 fn assert_picked_and_clean(seen: &Value, expected_joints: &[String]) {
@@ -181,11 +198,27 @@ fn viewer_shows_a_real_character_and_picks_the_clicked_bone() {
     let seen = drive(&viewer.url, &screenshot, false);
     assert_picked_and_clean(&seen, &character.skeleton.names);
     assert_eq!(seen["vertices"].as_u64(), Some(character.mesh.vertex_count() as u64));
+    assert_all_influences_read(&seen, &character);
     assert!(
         seen["clipTime"].as_f64().unwrap() > 0.0,
         "the first clip did not play: {seen:#}"
     );
     assert!(std::fs::read(&screenshot).unwrap().starts_with(b"\x89PNG"));
+}
+
+#[test]
+fn viewer_reads_fbx_with_more_than_four_influences() {
+    if !tools_present("viewer_reads_fbx_with_more_than_four_influences") {
+        return;
+    }
+    // Mage.fbx: up to 5 influences per vertex, so the GLB carries JOINTS_1/WEIGHTS_1.
+    let path = asset("kaykit2-mage-fbx");
+    let character = rigml_io::load(&path).unwrap();
+    assert!(character.skin.as_ref().unwrap().influences_max() > 4);
+    let viewer = start_viewer(&[&path]);
+    let seen = drive(&viewer.url, &artefacts().join("viewer-fbx.png"), false);
+    assert_picked_and_clean(&seen, &character.skeleton.names);
+    assert_all_influences_read(&seen, &character);
 }
 
 #[test]

@@ -90,6 +90,15 @@ function skinRows(geometry) {
       }
     }
   });
+  // three.js rescales WEIGHTS_0 of skinned meshes to sum 1 on its own (it skins with four
+  // influences); the file's rows sum to 1 over all sets, so undo that where there are more.
+  if (sets.length > 1) {
+    for (let v = 0; v < n; v++) {
+      let rest = 0;
+      for (let c = v * k + 4; c < v * k + k; c++) rest += weight[c];
+      if (rest > 0) for (let c = v * k; c < v * k + 4; c++) weight[c] *= 1 - rest;
+    }
+  }
   // rigml's writer stores "no influence" as weight 1 on joint 0 and lists those vertices.
   const unskinned = new Uint8Array(n);
   for (const v of geometry.userData.rigml_unskinned || []) {
@@ -520,7 +529,30 @@ function colourChecksum() {
   return sum;
 }
 
+/** Per-vertex weight sums over every influence set of A's skinned vertices, and the most
+ * non-zero influences on one vertex: checks that the page reads JOINTS_1/WEIGHTS_1 and up. */
+function weightStats() {
+  let min = Infinity, max = -Infinity, influencesMax = 0, vertices = 0;
+  for (const { rows } of state.a.meshes) {
+    if (!rows.skinned) continue;
+    for (let v = 0; v < rows.n; v++) {
+      if (rows.unskinned[v]) continue;
+      let sum = 0, count = 0;
+      for (let c = v * rows.k; c < v * rows.k + rows.k; c++) {
+        if (rows.weight[c] > 0) {
+          sum += rows.weight[c];
+          count++;
+        }
+      }
+      [min, max, influencesMax] = [Math.min(min, sum), Math.max(max, sum), Math.max(influencesMax, count)];
+      vertices++;
+    }
+  }
+  return { min, max, influencesMax, vertices };
+}
+
 window.__rigml = {
+  weightStats,
   ready: false,
   errors,
   joints: () => (state.a ? [...state.a.info.joints] : []),

@@ -57,6 +57,7 @@ try {
   result.status = await page.textContent('#status');
   result.joints = await page.evaluate(() => window.__rigml.joints());
   result.vertices = await page.evaluate(() => window.__rigml.meshVertices());
+  result.weights = await page.evaluate(() => window.__rigml.weightStats());
   const box = await page.locator('canvas').boundingBox();
   const positions = (await page.evaluate(() => window.__rigml.jointScreenPositions())).filter(
     (p) => p.x > box.x + 5 && p.x < box.x + box.width - 5 && p.y > box.y + 5 && p.y < box.y + box.height - 5,
