@@ -13,6 +13,7 @@
 //!   `<asset id>.npz` (`weights` N×J + `joint_names`) or `<asset id>.<glb|fbx|…>` with the GT's
 //!   vertex order, aligned to the GT joints by name ([`ExternalFiles::from_dir`],
 //!   [`Method::external`]); a missing file is a failure of that asset, not an error of the run;
+//! - `--no-pictures` — skip [`pictures::write_pictures`] (each method's worst and best asset);
 //! - `--out DIR` and `--force` — [`Report::write_to`]; `--no-deformation` —
 //!   [`Options::deformation`]; `--puppeteer-filter X` — [`Options::puppeteer_filter`];
 //! - a progress bar driven by the [`Progress`] callback.
