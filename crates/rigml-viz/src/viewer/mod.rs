@@ -1,7 +1,7 @@
 //! The local web viewer behind `rigml view`: a small HTTP server (std only, bound to
-//! 127.0.0.1) serving our static page (`web/index.html`, `web/app.js`), the three.js module
-//! files bundled at build time (see `build.rs`), the character as GLB (`/model.glb`, and
-//! `/compare.glb` for a second weight set) and `/info.json` describing both.
+//! 127.0.0.1) serving our static page (`web/index.html`, `web/app.js`, `web/colormap.js`),
+//! the three.js module files bundled at build time (see `build.rs`), the character as GLB
+//! (`/model.glb`, and `/compare.glb` for a second weight set) and `/info.json` describing both.
 //!
 //! The page shows the mesh, the skeleton, the weights of the joint clicked (heat map) or the
 //! dominant joint per vertex, plays the clips, and with a second file shows both side by side
@@ -24,6 +24,8 @@ mod bundled {
 const INDEX_HTML: &str = include_str!("../../web/index.html");
 /// The viewer script (an ES module importing `three` through the page's import map).
 const APP_JS: &str = include_str!("../../web/app.js");
+/// The colour maps the script imports (the tables of [`crate::colormap`]).
+const COLORMAP_JS: &str = include_str!("../../web/colormap.js");
 /// Served instead of the page when this build has no three.js.
 const NO_THREE_HTML: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
 <title>rigml view</title></head><body><h1>rigml view</h1><p id=\"status\">three.js was not bundled \
@@ -115,6 +117,7 @@ impl Site {
             "/" | "/index.html" if three_bundled() => Some((INDEX_HTML.as_bytes(), HTML)),
             "/" | "/index.html" => Some((NO_THREE_HTML.as_bytes(), HTML)),
             "/app.js" => Some((APP_JS.as_bytes(), JS)),
+            "/colormap.js" => Some((COLORMAP_JS.as_bytes(), JS)),
             "/info.json" => Some((self.info.as_bytes(), "application/json")),
             "/model.glb" => Some((self.model.glb.as_slice(), "model/gltf-binary")),
             "/compare.glb" => self.compare.as_ref().map(|c| (c.glb.as_slice(), "model/gltf-binary")),
@@ -157,6 +160,9 @@ mod tests {
         assert_eq!(site.get("/model.glb").unwrap().0, &[1, 2, 3]);
         assert!(site.get("/compare.glb").is_none());
         assert!(site.get("/../Cargo.toml").is_none());
+        assert!(std::str::from_utf8(site.get("/colormap.js").unwrap().0)
+            .unwrap()
+            .contains("export function lookup"));
         assert!(site.get("/three/../../Cargo.toml").is_none());
         let info: serde_json::Value = serde_json::from_slice(site.get("/info.json").unwrap().0).unwrap();
         assert_eq!(info["model"]["joints"][1], "spine \"1\"");
