@@ -12,6 +12,7 @@ mod inspect;
 mod render;
 mod retarget;
 mod skin;
+mod view;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -27,7 +28,8 @@ Examples:
   rigml skin Ranger.glb --method heat -o ranger-heat.glb
   rigml eval --split val --methods nearest,heat,voxel -o report/
   rigml retarget walk.bvh --to Ranger.glb -o ranger-walk.glb
-  rigml ikrig encode walk.bvh -o walk.csv";
+  rigml ikrig encode walk.bvh -o walk.csv
+  rigml view Fox.glb                  look at mesh, skeleton, weights and clips in a browser";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
@@ -47,6 +49,7 @@ enum Command {
     Eval(eval::Args),
     Retarget(retarget::Args),
     Ikrig(ikrig::Args),
+    View(view::Args),
 }
 
 fn main() -> ExitCode {
@@ -60,6 +63,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => eval::run(&args),
         Command::Retarget(args) => retarget::run(&args),
         Command::Ikrig(args) => ikrig::run(&args),
+        Command::View(args) => view::run(&args),
     };
     match result {
         Ok(text) => print(&text),
