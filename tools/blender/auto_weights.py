@@ -210,7 +210,8 @@ def weigh(row, out_dir, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--manifest", required=True, help="manifest.tsv or the folder holding it")
+    ap.add_argument("--manifest", help="manifest.tsv or the folder holding it")
+    ap.add_argument("--files", nargs="+", default=[], help="character files instead of manifest rows (id = file stem)")
     ap.add_argument("--split", default="val", choices=["train", "val", "test", "all"])
     ap.add_argument("--ids", default="", help="comma-separated asset ids (default: every character of the split)")
     ap.add_argument("--out", required=True, help="folder for <asset id>.npz and timings.csv")
@@ -223,9 +224,14 @@ def main():
     args = ap.parse_args()
 
     ids = {i for i in args.ids.split(",") if i} or None
-    rows = common.manifest_rows(args.manifest, split=args.split, ids=ids)
-    if not rows:
-        common.die(f"{args.manifest}: no glTF/FBX characters in split {args.split!r}")
+    if args.files:
+        rows = common.file_rows(args.files)
+    elif args.manifest:
+        rows = common.manifest_rows(args.manifest, split=args.split, ids=ids)
+        if not rows:
+            common.die(f"{args.manifest}: no glTF/FBX characters in split {args.split!r}")
+    else:
+        common.die("give --manifest or --files")
     os.makedirs(args.out, exist_ok=True)
     timings = os.path.join(args.out, "timings.csv")
     if os.path.exists(timings) and not args.force:

@@ -67,6 +67,17 @@ def manifest_rows(manifest, kind="character", split=None, ids=None):
     return out
 
 
+def file_rows(paths):
+    """Rows like manifest_rows' for plain files: id = file stem."""
+    rows = []
+    for p in paths:
+        if not os.path.isfile(p):
+            die(f"{p}: no such file")
+        stem, ext = os.path.splitext(os.path.basename(p))
+        rows.append({"id": stem, "format": ext.lstrip(".").lower(), "abs_path": os.path.abspath(p)})
+    return rows
+
+
 def reference_mesh(rigml, path):
     """rigml's own vertex order, bind positions and triangles for `path`, through
     `rigml convert path x.obj` read back.
