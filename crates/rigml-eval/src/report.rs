@@ -238,7 +238,7 @@ impl Report {
                 csv_field(&r.method),
                 r.vertices,
                 r.joints,
-                bin_label(r.vertices),
+                csv_field(bin_label(r.vertices)),
                 r.unskinned,
                 r.data_issue,
                 !r.failures.is_empty(),
@@ -264,7 +264,7 @@ impl Report {
                 csv_field(&r.asset),
                 csv_field(&r.method),
                 r.vertices,
-                bin_label(r.vertices),
+                csv_field(bin_label(r.vertices)),
                 num(r.wall_s),
                 num(r.peak_rss_mib)
             );
@@ -354,11 +354,25 @@ mod tests {
         let csv = rep.per_asset_csv();
         let lines: Vec<&str> = csv.lines().collect();
         assert!(
-            lines[1].starts_with("y,a,100,3,[0,5k),0,false,false,,1.000000,0.500000,0.333333,"),
+            lines[1].starts_with("y,a,100,3,\"[0,5k)\",0,false,false,,1.000000,0.500000,0.333333,"),
             "{}",
             lines[1]
         );
-        assert!(lines[2].starts_with("z,b,100,3,[0,5k),0,false,true,zero_weight,"));
+        assert!(lines[2].starts_with("z,b,100,3,\"[0,5k)\",0,false,true,zero_weight,"));
+        // Every row has the header's field count when commas inside quotes are not separators.
+        let fields = |line: &str| {
+            let mut quoted = false;
+            1 + line
+                .chars()
+                .filter(|&c| {
+                    if c == '"' {
+                        quoted = !quoted;
+                    }
+                    c == ',' && !quoted
+                })
+                .count()
+        };
+        assert!(lines.iter().all(|l| fields(l) == fields(lines[0])), "{csv}");
         assert_eq!(csv, rep.clone().per_asset_csv());
         // The failed asset is out of the means.
         assert!(rep.values("b", &METRICS[2]).is_empty());

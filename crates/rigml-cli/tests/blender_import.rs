@@ -1,0 +1,118 @@
+//! Blender as a client of the GLBs rigml writes: `rigml demo`, `rigml convert` of real
+//! characters (GLB and FBX sources, with and without clips) and `rigml skin` output are imported
+//! with Blender's own glTF importer (bpy) by `tools/blender/import_check.py`, which checks for
+//! exceptions, importer warnings, vertex, bone and weighted-vertex counts and one action per clip.
+//!
+//! Runs only when `RIGML_BPY` names a Python that has `bpy` (bpy==5.0.1 is ~400 MB; see
+//! tools/blender/README.md; `.ci/run` installs it). Without it the test fails when `CI` is set
+//! and otherwise says so and passes without checking anything.
+
+#[path = "../../rigml-io/tests/common/mod.rs"]
+mod common;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Real characters converted to GLB: GLB and FBX sources, clips, several part meshes, rigid
+/// parts hanging from bones, node scales.
+const CONVERTED: &[&str] = &[
+    "khronos-fox",
+    "kaykit2-knight-fbx",
+    "kaykit1-knight",
+    "quaternius-animals-stag",
+    "godot-mannequiny",
+];
+
+fn rigml(args: &[&std::ffi::OsStr]) {
+    let o = Command::new(env!("CARGO_BIN_EXE_rigml"))
+        .args(args)
+        .output()
+        .expect("the rigml binary runs");
+    assert!(
+        o.status.success(),
+        "rigml {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn asset(id: &str) -> PathBuf {
+    common::manifest()
+        .into_iter()
+        .find(|r| r.id() == id)
+        .unwrap_or_else(|| panic!("manifest has no row {id}"))
+        .path()
+}
+
+/// The GLBs under test, written into `dir`.
+fn write_glbs(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    rigml(&["demo".as_ref(), "-o".as_ref(), dir.as_os_str()]);
+    files.push(dir.join("rigml-demo.glb"));
+    for id in CONVERTED {
+        let out = dir.join(format!("{id}.glb"));
+        rigml(&["convert".as_ref(), asset(id).as_os_str(), out.as_os_str()]);
+        files.push(out);
+    }
+    let out = dir.join("riggedfigure-heat.glb");
+    let source = asset("khronos-riggedfigure");
+    rigml(&[
+        "skin".as_ref(),
+        source.as_os_str(),
+        "--method".as_ref(),
+        "heat".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    files.push(out);
+    files
+}
+
+#[test]
+fn blender_imports_our_glbs_cleanly() {
+    let Some(python) = std::env::var_os("RIGML_BPY") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but RIGML_BPY is not: .ci/run installs bpy and sets it"
+        );
+        eprintln!(
+            "skipped: set RIGML_BPY to a Python with bpy (tools/blender/README.md) to run Blender's import check"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_glbs(dir.path());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/blender/import_check.py");
+    let o = Command::new(&python)
+        .arg(&script)
+        .arg("--json")
+        .arg("--rigml")
+        .arg(env!("CARGO_BIN_EXE_rigml"))
+        .args(&files)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", Path::new(&python).display()));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let results: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "import_check.py printed no JSON ({e}); stderr:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    let results = results.as_array().expect("a JSON list");
+    assert_eq!(results.len(), files.len(), "{stdout}");
+    for (result, file) in results.iter().zip(&files) {
+        assert_eq!(result["file"].as_str(), file.to_str(), "{stdout}");
+        let checks = result["checks"].as_object().expect("checks");
+        for name in ["import", "no_warnings", "vertices", "bones", "weights", "clips"] {
+            assert_eq!(
+                checks.get(name).and_then(Value::as_str),
+                Some("ok"),
+                "{}: check {name}: {}",
+                file.display(),
+                checks.get(name).unwrap_or(&Value::Null)
+            );
+        }
+        assert_eq!(result["pass"], Value::Bool(true), "{stdout}");
+    }
+    assert!(o.status.success(), "import_check.py failed:\n{stdout}");
+}
