@@ -1,0 +1,415 @@
+//! Foot-skate removal (docs/ALGORITHMS.md §8): pin each foot during its contacts and solve
+//! two-bone leg IK (hip → knee → ankle) to reach the pin, keeping the foot's world orientation.
+//!
+//! Per leg and frame, the ankle goal is its own position moved by
+//! `d = w_a·(P_a − a) + (1 − w_a)·w_o·(P_o − o)`: `P_a`, `P_o` are the mean positions of the
+//! ankle `a` and toe `o` over their current contact interval and `w_a`, `w_o` ramp from 0 to 1
+//! with smoothstep over `blend_frames` frames before each interval and back after it. A planted
+//! heel pins the ankle; a foot rolling onto its toe moves rigidly so that the toe stays put.
+
+use super::contacts::{self, ContactParams, FootContacts};
+use super::{CleanupError, Frames};
+use glam::{Mat3, Quat, Vec3};
+use rigml_core::Skeleton;
+
+/// The joints of one leg, as indices into the skeleton.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Leg {
+    /// A label for reports ("left", "right").
+    pub name: String,
+    /// The thigh's joint (at the hip ball), an ancestor of `knee`.
+    pub hip: usize,
+    /// An ancestor of `ankle`.
+    pub knee: usize,
+    pub ankle: usize,
+    /// The toe joint, a descendant of `ankle`, if the skeleton has one.
+    pub toe: Option<usize>,
+}
+
+/// Ankle joint names tried per side by [`find_legs`], compared without case, `_`, `-`, spaces
+/// and a `mixamorig:` prefix (CMU MotionBuilder, CMU 3dsMax, Daz/Poser, Arena/OptiTrack, Mixamo).
+const ANKLE_NAMES: [(&str, [&str; 4]); 2] = [
+    ("left", ["leftfoot", "leftankle", "lfoot", "footl"]),
+    ("right", ["rightfoot", "rightankle", "rfoot", "footr"]),
+];
+
+fn simplify(name: &str) -> String {
+    let name = name.rsplit(':').next().unwrap_or(name);
+    name.chars()
+        .filter(|c| !matches!(c, '_' | '-' | ' ' | '.'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+fn is_ancestor(skeleton: &Skeleton, ancestor: usize, mut j: usize) -> bool {
+    while let Some(p) = skeleton.parents.get(j).copied().flatten() {
+        if p == ancestor {
+            return true;
+        }
+        j = p;
+    }
+    false
+}
+
+impl Leg {
+    /// The leg ending in `ankle`: its parent is the knee, the knee's parent the hip, and the toe
+    /// is the ankle's first child with children of its own (not an End Site), else its first child.
+    pub fn from_ankle(skeleton: &Skeleton, name: &str, ankle: usize) -> Result<Leg, CleanupError> {
+        let bad = |problem: &str| CleanupError::Leg {
+            leg: name.to_string(),
+            problem: problem.to_string(),
+        };
+        let parent = |j: usize| skeleton.parents.get(j).copied().flatten();
+        let knee = parent(ankle).ok_or_else(|| bad("the ankle joint has no parent (knee)"))?;
+        let hip = parent(knee).ok_or_else(|| bad("the knee joint has no parent (hip)"))?;
+        let children = skeleton.children();
+        let kids = children.get(ankle).map(Vec::as_slice).unwrap_or(&[]);
+        let toe = kids
+            .iter()
+            .copied()
+            .find(|&c| children.get(c).is_some_and(|g| !g.is_empty()))
+            .or_else(|| kids.first().copied());
+        let leg = Leg {
+            name: name.to_string(),
+            hip,
+            knee,
+            ankle,
+            toe,
+        };
+        leg.validate(skeleton)?;
+        Ok(leg)
+    }
+
+    /// Check that the joints exist and form a chain hip → knee → ankle (→ toe).
+    pub fn validate(&self, skeleton: &Skeleton) -> Result<(), CleanupError> {
+        let bad = |problem: String| {
+            Err(CleanupError::Leg {
+                leg: self.name.clone(),
+                problem,
+            })
+        };
+        let n = skeleton.joint_count();
+        for j in [self.hip, self.knee, self.ankle].into_iter().chain(self.toe) {
+            if j >= n {
+                return bad(format!("joint {j} is out of range ({n} joints)"));
+            }
+        }
+        if !is_ancestor(skeleton, self.hip, self.knee) || !is_ancestor(skeleton, self.knee, self.ankle) {
+            return bad("hip, knee and ankle are not a chain".into());
+        }
+        if let Some(toe) = self.toe {
+            if !is_ancestor(skeleton, self.ankle, toe) {
+                return bad("the toe is not below the ankle".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Both legs, found by their ankle (foot) joint names; an error names the side not found.
+pub fn find_legs(skeleton: &Skeleton) -> Result<Vec<Leg>, CleanupError> {
+    ANKLE_NAMES
+        .iter()
+        .map(|(side, names)| {
+            let ankle = skeleton
+                .names
+                .iter()
+                .position(|n| names.contains(&simplify(n).as_str()))
+                .ok_or_else(|| CleanupError::Leg {
+                    leg: side.to_string(),
+                    problem: format!("no joint named like {}", names.join(" / ")),
+                })?;
+            Leg::from_ankle(skeleton, side, ankle)
+        })
+        .collect()
+}
+
+/// Settings of [`remove_footskate`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FootskateOptions {
+    pub contacts: ContactParams,
+    /// Frames over which a pin fades in before a contact and out after it.
+    pub blend_frames: usize,
+}
+
+impl Default for FootskateOptions {
+    /// Default contacts, a 5-frame blend (docs/ALGORITHMS.md §8).
+    fn default() -> Self {
+        FootskateOptions {
+            contacts: ContactParams::default(),
+            blend_frames: 5,
+        }
+    }
+}
+
+/// What happened to one leg.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegReport {
+    pub leg: String,
+    /// Contacts of the ankle, then of the toe (if the leg has one).
+    pub contacts: Vec<FootContacts>,
+    /// Frames whose ankle goal moved (pinned or blending).
+    pub adjusted_frames: usize,
+    /// Largest distance between the ankle goal and where IK put the ankle (goal out of reach),
+    /// in skeleton units.
+    pub max_residual: f32,
+}
+
+/// Per-frame pin weight and pinned position: 1 inside each interval, smoothstep ramps over
+/// `blend` frames outside it; where ramps overlap the stronger one wins.
+fn pin_track(track: &[Vec3], intervals: &[std::ops::Range<usize>], blend: usize) -> Vec<(f32, Vec3)> {
+    let n = track.len();
+    let mut out = vec![(0.0f32, Vec3::ZERO); n];
+    for r in intervals {
+        let Some(slice) = track.get(r.clone()) else { continue };
+        if slice.is_empty() {
+            continue;
+        }
+        let pin = slice.iter().copied().sum::<Vec3>() / slice.len() as f32;
+        let lo = r.start.saturating_sub(blend);
+        let hi = (r.end + blend).min(n);
+        for (t, slot) in out.iter_mut().enumerate().take(hi).skip(lo) {
+            let outside = if t < r.start {
+                r.start - t
+            } else if t >= r.end {
+                t + 1 - r.end
+            } else {
+                0
+            };
+            let x = 1.0 - outside as f32 / (blend + 1) as f32;
+            let w = x * x * (3.0 - 2.0 * x);
+            if w > slot.0 {
+                *slot = (w, pin);
+            }
+        }
+    }
+    out
+}
+
+/// Remove foot skate from `frames` in place, leg by leg; `hip_height` scales the contact
+/// thresholds. Returns the contacts found and what was changed per leg.
+pub fn remove_footskate(
+    skeleton: &Skeleton,
+    frames: &mut Frames,
+    legs: &[Leg],
+    hip_height: f32,
+    options: &FootskateOptions,
+) -> Result<Vec<LegReport>, CleanupError> {
+    options.contacts.validate()?;
+    if !(hip_height > 0.0 && hip_height.is_finite()) {
+        return Err(CleanupError::Parameter(format!(
+            "hip height must be positive, got {hip_height}"
+        )));
+    }
+    for leg in legs {
+        leg.validate(skeleton)?;
+    }
+    let positions = frames.world_positions(skeleton);
+    let track = |j: usize| -> Vec<Vec3> { positions.iter().map(|p| p.get(j).copied().unwrap_or(Vec3::ZERO)).collect() };
+    let mut reports = Vec::with_capacity(legs.len());
+    for leg in legs {
+        let mut contact_list = Vec::new();
+        let mut pins = Vec::new();
+        for joint in std::iter::once(leg.ankle).chain(leg.toe) {
+            let t = track(joint);
+            let flags = contacts::detect(
+                &t,
+                contacts::floor_level(&t),
+                hip_height,
+                frames.fps,
+                &options.contacts,
+            );
+            let intervals = contacts::intervals(&flags);
+            pins.push((t.clone(), pin_track(&t, &intervals, options.blend_frames)));
+            contact_list.push(FootContacts {
+                joint,
+                name: skeleton.names.get(joint).cloned().unwrap_or_default(),
+                intervals,
+            });
+        }
+        let mut adjusted = 0;
+        let mut max_residual = 0.0f32;
+        for f in 0..frames.len() {
+            let mut d = Vec3::ZERO;
+            let mut ankle_weight = 0.0;
+            for (k, (t, pin)) in pins.iter().enumerate() {
+                let (w, p) = pin[f];
+                if w <= 0.0 {
+                    continue;
+                }
+                if k == 0 {
+                    ankle_weight = w;
+                    d += w * (p - t[f]);
+                } else {
+                    d += (1.0 - ankle_weight) * w * (p - t[f]);
+                }
+            }
+            if d.length_squared() == 0.0 {
+                continue;
+            }
+            adjusted += 1;
+            let goal = positions[f][leg.ankle] + d;
+            let reached = solve_leg(skeleton, frames, f, leg, goal);
+            max_residual = max_residual.max(reached.distance(goal));
+        }
+        reports.push(LegReport {
+            leg: leg.name.clone(),
+            contacts: contact_list,
+            adjusted_frames: adjusted,
+            max_residual,
+        });
+    }
+    Ok(reports)
+}
+
+/// Move frame `f`'s leg so its ankle reaches `goal`, keeping the knee's bend plane and the
+/// foot's world orientation; returns where the ankle ended up.
+fn solve_leg(skeleton: &Skeleton, frames: &mut Frames, f: usize, leg: &Leg, goal: Vec3) -> Vec3 {
+    let Some(pose) = frames.poses.get_mut(f) else {
+        return goal;
+    };
+    let world = skeleton.world_matrices(pose);
+    let pos = |j: usize| world[j].w_axis.truncate();
+    let rot = |j: usize| Quat::from_mat3(&Mat3::from_mat4(world[j]).orthonormalize_or_identity());
+    let parent_rot = |j: usize| skeleton.parents[j].map_or(Quat::IDENTITY, rot);
+    let (r, m, e) = (pos(leg.hip), pos(leg.knee), pos(leg.ankle));
+    let (d1, d2) = two_bone(r, m, e, goal, bend_pole(r, m, e));
+    // New world rotations: everything from the hip down turns by d1, from the knee down also by d2.
+    let hip_world = d1 * rot(leg.hip);
+    let knee_parent = d1 * parent_rot(leg.knee);
+    let knee_world = d2 * d1 * rot(leg.knee);
+    let ankle_parent = d2 * d1 * parent_rot(leg.ankle);
+    let ankle_world = rot(leg.ankle);
+    pose[leg.hip].rotation = (parent_rot(leg.hip).inverse() * hip_world).normalize();
+    pose[leg.knee].rotation = (knee_parent.inverse() * knee_world).normalize();
+    pose[leg.ankle].rotation = (ankle_parent.inverse() * ankle_world).normalize();
+    let after = skeleton.world_matrices(pose);
+    after[leg.ankle].w_axis.truncate()
+}
+
+trait OrthonormalizeOrIdentity {
+    fn orthonormalize_or_identity(self) -> Mat3;
+}
+
+impl OrthonormalizeOrIdentity for Mat3 {
+    /// Strip scale from a rotation-scale matrix (columns normalised); identity if degenerate.
+    fn orthonormalize_or_identity(self) -> Mat3 {
+        let (x, y, z) = (self.x_axis.normalize_or_zero(), self.y_axis.normalize_or_zero(), self.z_axis.normalize_or_zero());
+        if x == Vec3::ZERO || y == Vec3::ZERO || z == Vec3::ZERO {
+            Mat3::IDENTITY
+        } else {
+            Mat3::from_cols(x, y, z)
+        }
+    }
+}
+
+/// The direction the knee points: the part of `m − r` perpendicular to the hip–ankle line.
+pub fn bend_pole(r: Vec3, m: Vec3, e: Vec3) -> Vec3 {
+    let axis = (e - r).normalize_or_zero();
+    let v = m - r;
+    v - axis * axis.dot(v)
+}
+
+/// Rotation taking the orthonormal frame of `(u1, v1)` to that of `(u2, v2)` (first vector
+/// exact, plane of both kept); falls back to the shortest arc from `u1` to `u2` when either pair
+/// is parallel.
+fn frame_rotation(u1: Vec3, v1: Vec3, u2: Vec3, v2: Vec3) -> Quat {
+    let basis = |u: Vec3, v: Vec3| -> Option<Mat3> {
+        let x = u.try_normalize()?;
+        let z = u.cross(v).try_normalize()?;
+        Some(Mat3::from_cols(x, z.cross(x), z))
+    };
+    match (basis(u1, v1), basis(u2, v2)) {
+        (Some(b1), Some(b2)) => Quat::from_mat3(&(b2 * b1.transpose())).normalize(),
+        _ => match (u1.try_normalize(), u2.try_normalize()) {
+            (Some(a), Some(b)) => Quat::from_rotation_arc(a, b),
+            _ => Quat::IDENTITY,
+        },
+    }
+}
+
+/// Analytic two-bone IK (docs/ALGORITHMS.md §7): world-space delta rotations `(d_root, d_mid)`
+/// that bring the end of the chain `root → mid → end` to `target` (or as close as the bone
+/// lengths allow), bending towards `pole`. `d_root` turns everything from the root down; `d_mid`
+/// then turns everything from the mid joint down (new mid world rotation `d_mid·d_root·R_mid`).
+pub fn two_bone(root: Vec3, mid: Vec3, end: Vec3, target: Vec3, pole: Vec3) -> (Quat, Quat) {
+    let (l1, l2) = (root.distance(mid), mid.distance(end));
+    let to_target = target - root;
+    let dist = to_target.length();
+    let eps = 1e-4 * (l1 + l2);
+    if l1 <= eps || l2 <= eps || dist <= eps {
+        return (Quat::IDENTITY, Quat::IDENTITY);
+    }
+    let d = dist.clamp((l1 - l2).abs() + eps, l1 + l2 - eps);
+    let axis = to_target / dist;
+    // The pole orthogonalised against the new axis; else the current knee direction; else any.
+    let p = [pole, mid - root, axis.any_orthonormal_vector()]
+        .into_iter()
+        .find_map(|c| (c - axis * axis.dot(c)).try_normalize())
+        .unwrap_or(Vec3::ZERO);
+    let cos_a = ((l1 * l1 + d * d - l2 * l2) / (2.0 * l1 * d)).clamp(-1.0, 1.0);
+    let sin_a = (1.0 - cos_a * cos_a).max(0.0).sqrt();
+    let new_mid = root + l1 * (cos_a * axis + sin_a * p);
+    let new_end = root + d * axis;
+    let d_root = frame_rotation(mid - root, end - root, new_mid - root, new_end - root);
+    let lower = d_root * (end - mid);
+    let d_mid = match (lower.try_normalize(), (new_end - new_mid).try_normalize()) {
+        (Some(a), Some(b)) => Quat::from_rotation_arc(a, b),
+        _ => Quat::IDENTITY,
+    };
+    (d_root, d_mid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_bone_reaches_a_reachable_target_and_keeps_the_plane() {
+        let (r, m, e) = (Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.0, 1.0, 0.3), Vec3::ZERO);
+        let target = Vec3::new(0.3, 0.4, 0.2);
+        let pole = bend_pole(r, m, e);
+        let (d1, d2) = two_bone(r, m, e, target, pole);
+        let new_mid = r + d1 * (m - r);
+        let new_end = new_mid + d2 * d1 * (e - m);
+        assert!(new_end.distance(target) < 1e-4, "{new_end} vs {target}");
+        // Bone lengths kept.
+        assert!((new_mid.distance(r) - m.distance(r)).abs() < 1e-5);
+        assert!((new_end.distance(new_mid) - e.distance(m)).abs() < 1e-5);
+        // The knee still bends towards +z (the pole side).
+        assert!(bend_pole(r, new_mid, new_end).dot(pole) > 0.0);
+    }
+
+    #[test]
+    fn two_bone_out_of_reach_stretches_towards_target() {
+        let (r, m, e) = (Vec3::Y * 2.0, Vec3::new(0.0, 1.0, 0.1), Vec3::ZERO);
+        let target = Vec3::new(0.0, -5.0, 0.0);
+        let (d1, d2) = two_bone(r, m, e, target, bend_pole(r, m, e));
+        let new_mid = r + d1 * (m - r);
+        let new_end = new_mid + d2 * d1 * (e - m);
+        let reach = m.distance(r) + e.distance(m);
+        assert!((new_end.distance(r) - reach).abs() < 1e-3 * reach);
+        assert!((new_end - r).normalize().dot(-Vec3::Y) > 0.999);
+    }
+
+    #[test]
+    fn pin_track_ramps_with_smoothstep() {
+        let track: Vec<Vec3> = (0..20).map(|t| Vec3::X * t as f32).collect();
+        let pins = pin_track(&track, &[8..12], 3);
+        // Inside: weight 1, pin = mean x of 8..11 = 9.5.
+        assert_eq!(pins[8], (1.0, Vec3::X * 9.5));
+        assert_eq!(pins[11].0, 1.0);
+        // One frame outside: x = 1 - 1/4 = 0.75 -> 0.75² (3 - 1.5) = 0.84375; four out: 0.
+        assert!((pins[7].0 - 0.843_75).abs() < 1e-6);
+        assert!((pins[12].0 - 0.843_75).abs() < 1e-6);
+        assert_eq!(pins[4].0, 0.0);
+        assert_eq!(pins[15].0, 0.0);
+    }
+
+    #[test]
+    fn simplified_names_match_conventions() {
+        assert_eq!(simplify("mixamorig:LeftFoot"), "leftfoot");
+        assert_eq!(simplify("Left_Ankle"), "leftankle");
+        assert_eq!(simplify("lFoot"), "lfoot");
+    }
+}
