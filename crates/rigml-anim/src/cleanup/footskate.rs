@@ -1,11 +1,12 @@
 //! Foot-skate removal (docs/ALGORITHMS.md §8): pin each foot during its contacts and solve
 //! two-bone leg IK (hip → knee → ankle) to reach the pin, keeping the foot's world orientation.
 //!
-//! Per leg and frame, the ankle goal is its own position moved by
-//! `d = w_a·(P_a − a) + (1 − w_a)·w_o·(P_o − o)`: `P_a`, `P_o` are the mean positions of the
-//! ankle `a` and toe `o` over their current contact interval and `w_a`, `w_o` ramp from 0 to 1
-//! with smoothstep over `blend_frames` frames before each interval and back after it. A planted
-//! heel pins the ankle; a foot rolling onto its toe moves rigidly so that the toe stays put.
+//! Per leg and frame, the ankle goal is its own position moved by `d = c_a + (1 − w_a)·c_o`,
+//! where `c_a`, `c_o` are the corrections that put the ankle `a` and toe `o` on their pins (the
+//! weighted mean position over the current contact interval) and fade out with smoothstep weights
+//! `w_a`, `w_o` around each interval (see `pin_track`). A planted heel pins the ankle; a foot
+//! rolling onto its toe moves rigidly so that the toe stays put. By default only the horizontal
+//! position is pinned.
 
 use super::contacts::{self, ContactParams, FootContacts};
 use super::{CleanupError, Frames};
@@ -128,16 +129,22 @@ pub fn find_legs(skeleton: &Skeleton) -> Result<Vec<Leg>, CleanupError> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FootskateOptions {
     pub contacts: ContactParams,
-    /// Frames over which a pin fades in before a contact and out after it.
-    pub blend_frames: usize,
+    /// Time over which a pin fades in before a contact and out after it, in seconds.
+    pub blend_seconds: f32,
+    /// Also pin the height (else only the horizontal position is pinned and the foot keeps its
+    /// own height, so a heel still rises while the toe stays planted).
+    pub pin_height: bool,
 }
 
 impl Default for FootskateOptions {
-    /// Default contacts, a 5-frame blend (docs/ALGORITHMS.md §8).
+    /// Default contacts, a blend of 1/12 s (10 frames at 120 fps; chosen on the validation clip
+    /// cmu_131_02_walk among 1/24, 1/12 and 1/6 s: shorter blends leave more skate, longer ones
+    /// more jerk), horizontal pins.
     fn default() -> Self {
         FootskateOptions {
             contacts: ContactParams::default(),
-            blend_frames: 5,
+            blend_seconds: 1.0 / 12.0,
+            pin_height: false,
         }
     }
 }
@@ -155,9 +162,19 @@ pub struct LegReport {
     pub max_residual: f32,
 }
 
-/// Per-frame pin weight and pinned position: 1 inside each interval, smoothstep ramps over
-/// `blend` frames outside it; where ramps overlap the stronger one wins.
-fn pin_track(track: &[Vec3], intervals: &[std::ops::Range<usize>], blend: usize) -> Vec<(f32, Vec3)> {
+/// Per-frame pin weight and correction (pinned position − track). Inside each interval the weight
+/// is 1 and the correction moves the track onto the pin; over `blend` frames before and after it
+/// the correction of the interval's first (last) frame fades out with a smoothstep weight, so the
+/// foot is never pulled towards a pin it has left. Where ramps overlap the stronger one wins. The
+/// pin is the mean of the track over the interval weighted by `(1 − v/v_max)²` (`speed`, clamped
+/// at 0), so the frames where the foot is stillest count most; all weights 0 give the plain mean.
+fn pin_track(
+    track: &[Vec3],
+    speed: &[f32],
+    v_max: f32,
+    intervals: &[std::ops::Range<usize>],
+    blend: usize,
+) -> Vec<(f32, Vec3)> {
     let n = track.len();
     let mut out = vec![(0.0f32, Vec3::ZERO); n];
     for r in intervals {
@@ -165,21 +182,31 @@ fn pin_track(track: &[Vec3], intervals: &[std::ops::Range<usize>], blend: usize)
         if slice.is_empty() {
             continue;
         }
-        let pin = slice.iter().copied().sum::<Vec3>() / slice.len() as f32;
+        let (mut sum, mut total) = (Vec3::ZERO, 0.0f32);
+        for (p, v) in slice.iter().zip(speed.get(r.clone()).unwrap_or(&[])) {
+            let w = if v_max > 0.0 { (1.0 - v / v_max).max(0.0).powi(2) } else { 1.0 };
+            sum += *p * w;
+            total += w;
+        }
+        let pin = if total > 1e-6 {
+            sum / total
+        } else {
+            slice.iter().copied().sum::<Vec3>() / slice.len() as f32
+        };
         let lo = r.start.saturating_sub(blend);
         let hi = (r.end + blend).min(n);
         for (t, slot) in out.iter_mut().enumerate().take(hi).skip(lo) {
-            let outside = if t < r.start {
-                r.start - t
+            let (outside, source) = if t < r.start {
+                (r.start - t, r.start)
             } else if t >= r.end {
-                t + 1 - r.end
+                (t + 1 - r.end, r.end - 1)
             } else {
-                0
+                (0, t)
             };
             let x = 1.0 - outside as f32 / (blend + 1) as f32;
             let w = x * x * (3.0 - 2.0 * x);
             if w > slot.0 {
-                *slot = (w, pin);
+                *slot = (w, w * (pin - track[source]));
             }
         }
     }
@@ -206,6 +233,7 @@ pub fn remove_footskate(
     }
     let positions = frames.world_positions(skeleton);
     let track = |j: usize| -> Vec<Vec3> { positions.iter().map(|p| p.get(j).copied().unwrap_or(Vec3::ZERO)).collect() };
+    let blend = (options.blend_seconds * frames.fps).round().max(0.0) as usize;
     let mut reports = Vec::with_capacity(legs.len());
     for leg in legs {
         let mut contact_list = Vec::new();
@@ -220,7 +248,9 @@ pub fn remove_footskate(
                 &options.contacts,
             );
             let intervals = contacts::intervals(&flags);
-            pins.push((t.clone(), pin_track(&t, &intervals, options.blend_frames)));
+            let speed = contacts::horizontal_speed(&t, frames.fps);
+            let v_max = options.contacts.v_off * hip_height;
+            pins.push(pin_track(&t, &speed, v_max, &intervals, blend));
             contact_list.push(FootContacts {
                 joint,
                 name: skeleton.names.get(joint).cloned().unwrap_or_default(),
@@ -232,16 +262,19 @@ pub fn remove_footskate(
         for f in 0..frames.len() {
             let mut d = Vec3::ZERO;
             let mut ankle_weight = 0.0;
-            for (k, (t, pin)) in pins.iter().enumerate() {
-                let (w, p) = pin[f];
+            for (k, pin) in pins.iter().enumerate() {
+                let (w, mut delta) = pin[f];
                 if w <= 0.0 {
                     continue;
                 }
+                if !options.pin_height {
+                    delta.y = 0.0;
+                }
                 if k == 0 {
                     ankle_weight = w;
-                    d += w * (p - t[f]);
+                    d += delta;
                 } else {
-                    d += (1.0 - ankle_weight) * w * (p - t[f]);
+                    d += (1.0 - ankle_weight) * delta;
                 }
             }
             if d.length_squared() == 0.0 {
@@ -395,15 +428,21 @@ mod tests {
     #[test]
     fn pin_track_ramps_with_smoothstep() {
         let track: Vec<Vec3> = (0..20).map(|t| Vec3::X * t as f32).collect();
-        let pins = pin_track(&track, &[8..12], 3);
-        // Inside: weight 1, pin = mean x of 8..11 = 9.5.
-        assert_eq!(pins[8], (1.0, Vec3::X * 9.5));
-        assert_eq!(pins[11].0, 1.0);
-        // One frame outside: x = 1 - 1/4 = 0.75 -> 0.75² (3 - 1.5) = 0.84375; four out: 0.
+        let pins = pin_track(&track, &[0.0; 20], 1.0, &[8..12], 3);
+        // Inside: weight 1, pin = mean x of 8..11 = 9.5, correction 9.5 - x.
+        assert_eq!(pins[8], (1.0, Vec3::X * 1.5));
+        assert_eq!(pins[11], (1.0, Vec3::X * -1.5));
+        // One frame outside: x = 1 - 1/4 = 0.75 -> 0.75² (3 - 1.5) = 0.84375 times the edge
+        // frame's correction; four out: 0.
         assert!((pins[7].0 - 0.843_75).abs() < 1e-6);
-        assert!((pins[12].0 - 0.843_75).abs() < 1e-6);
+        assert!((pins[7].1.x - 0.843_75 * 1.5).abs() < 1e-6);
+        assert!((pins[12].1.x + 0.843_75 * 1.5).abs() < 1e-6);
         assert_eq!(pins[4].0, 0.0);
         assert_eq!(pins[15].0, 0.0);
+        // Speed weights: frames 8 and 9 still (weight 1), 10 at half the limit (1/4), 11 at it (0):
+        // pin x = (8 + 9 + 10/4) / 2.25.
+        let pins = pin_track(&track, &[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0, &[8..12], 3);
+        assert!((pins[9].1.x - (19.5 / 2.25 - 9.0)).abs() < 1e-5);
     }
 
     #[test]

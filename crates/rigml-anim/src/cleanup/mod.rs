@@ -9,6 +9,7 @@
 pub mod contacts;
 pub mod filters;
 pub mod footskate;
+pub mod synthetic;
 
 pub use contacts::{ContactParams, FootContacts};
 pub use filters::Filter;
