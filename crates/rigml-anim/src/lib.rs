@@ -1,7 +1,10 @@
-//! rigml's animation tools: humanoid chain mapping, IK solvers, IK-Rig retargeting and mocap
-//! cleanup (smoothing filters, foot-contact detection, foot-skate removal).
-//!
-//! Depends on `rigml-core` only (see `docs/ARCHITECTURE.md`). Index letters follow the project
-//! style: `j` joints, `f` frames.
+//! Animation on rigml characters: humanoid chain mapping, IK solvers (analytic two-bone and
+//! FABRIK), IK-Rig motion encoding/decoding, retargeting and mocap cleanup
+//! (`docs/ALGORITHMS.md` §7–8). Depends on `rigml-core` only; file I/O is the caller's.
 
 pub mod cleanup;
+pub mod error;
+pub mod humanoid;
+pub mod ik;
+
+pub use error::AnimError;

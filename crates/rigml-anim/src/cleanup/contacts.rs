@@ -115,6 +115,14 @@ pub fn floor_level(track: &[Vec3]) -> f32 {
     ys[k.min(ys.len() - 1)]
 }
 
+/// The track lowered by its [`floor_level`], so heights are measured from the joint's own floor
+/// (what [`detect`] thresholds): feeding these to the METRICS.md §7 functions gives the
+/// floor-relative variant of foot skate that rigml reports beside the `y = 0` one.
+pub fn floor_relative(track: &[Vec3]) -> Vec<Vec3> {
+    let floor = floor_level(track);
+    track.iter().map(|p| Vec3::new(p.x, p.y - floor, p.z)).collect()
+}
+
 /// Per-frame contact flags of one foot joint: enter when height above `floor` is below `h_on·H`
 /// and speed below `v_on·H/s`, stay until height exceeds `h_off·H` or speed `v_off·H/s`; then
 /// drop runs shorter than `min_frames` and fill gaps shorter than `max_gap`.

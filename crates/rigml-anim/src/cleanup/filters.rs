@@ -67,7 +67,9 @@ impl Filter {
                 d_cutoff,
             } => {
                 if !(min_cutoff > 0.0 && min_cutoff.is_finite() && d_cutoff > 0.0 && d_cutoff.is_finite()) {
-                    return bad(format!("1€ cutoffs must be positive (min {min_cutoff} Hz, d {d_cutoff} Hz)"));
+                    return bad(format!(
+                        "1€ cutoffs must be positive (min {min_cutoff} Hz, d {d_cutoff} Hz)"
+                    ));
                 }
                 if !(beta >= 0.0 && beta.is_finite()) {
                     return bad(format!("1€ beta must be zero or positive, got {beta}"));
@@ -86,7 +88,9 @@ impl Filter {
             }
             Filter::Butterworth { cutoff, order } => {
                 if !(1..=MAX_BUTTERWORTH_ORDER).contains(&order) {
-                    return bad(format!("Butterworth order must be 1..={MAX_BUTTERWORTH_ORDER}, got {order}"));
+                    return bad(format!(
+                        "Butterworth order must be 1..={MAX_BUTTERWORTH_ORDER}, got {order}"
+                    ));
                 }
                 if !(cutoff > 0.0 && cutoff < fps / 2.0) {
                     return bad(format!(
@@ -228,7 +232,9 @@ pub fn savgol_weights(w: usize, order: usize, k: usize) -> Vec<f64> {
     let mut e0 = vec![0.0f64; cols];
     e0[0] = 1.0;
     let z = solve(ata, e0);
-    rows.iter().map(|r| r.iter().zip(&z).map(|(a, b)| a * b).sum()).collect()
+    rows.iter()
+        .map(|r| r.iter().zip(&z).map(|(a, b)| a * b).sum())
+        .collect()
 }
 
 /// Solve a small dense system by Gaussian elimination with partial pivoting. The Savitzky–Golay
@@ -469,12 +475,16 @@ mod tests {
         // The end-to-end line is taken out before filtering, so a ramp passes unchanged, ends
         // included; a parabola is kept in the middle and close at the ends.
         let ramp: Vec<f64> = (0..200).map(|t| 0.25 * t as f64 - 3.0).collect();
-        let y = Filter::Butterworth { cutoff: 5.0, order: 4 }.apply(&ramp, 120.0).unwrap();
+        let y = Filter::Butterworth { cutoff: 5.0, order: 4 }
+            .apply(&ramp, 120.0)
+            .unwrap();
         for (a, b) in y.iter().zip(&ramp) {
             close(*a, *b, 1e-9);
         }
         let parabola: Vec<f64> = (0..200).map(|t| (t as f64 / 100.0 - 1.0).powi(2)).collect();
-        let y = Filter::Butterworth { cutoff: 5.0, order: 2 }.apply(&parabola, 120.0).unwrap();
+        let y = Filter::Butterworth { cutoff: 5.0, order: 2 }
+            .apply(&parabola, 120.0)
+            .unwrap();
         let err = y.iter().zip(&parabola).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         assert!(err < 1e-3, "parabola error {err}");
     }
@@ -521,7 +531,12 @@ mod tests {
         let x = [0.0; 10];
         assert!(Filter::Butterworth { cutoff: 60.0, order: 2 }.apply(&x, 120.0).is_err());
         assert!(Filter::Butterworth { cutoff: 6.0, order: 0 }.apply(&x, 120.0).is_err());
-        assert!(Filter::Butterworth { cutoff: f64::NAN, order: 2 }.apply(&x, 120.0).is_err());
+        assert!(Filter::Butterworth {
+            cutoff: f64::NAN,
+            order: 2
+        }
+        .apply(&x, 120.0)
+        .is_err());
         assert!(Filter::SavitzkyGolay {
             half_window: 1,
             order: 3

@@ -10,6 +10,8 @@
 
 use super::contacts::{self, ContactParams, FootContacts};
 use super::{CleanupError, Frames};
+use crate::humanoid::{HumanoidMap, Role};
+use crate::ik::two_bone;
 use glam::{Mat3, Quat, Vec3};
 use rigml_core::Skeleton;
 
@@ -27,21 +29,6 @@ pub struct Leg {
     pub toe: Option<usize>,
 }
 
-/// Ankle joint names tried per side by [`find_legs`], compared without case, `_`, `-`, spaces
-/// and a `mixamorig:` prefix (CMU MotionBuilder, CMU 3dsMax, Daz/Poser, Arena/OptiTrack, Mixamo).
-const ANKLE_NAMES: [(&str, [&str; 4]); 2] = [
-    ("left", ["leftfoot", "leftankle", "lfoot", "footl"]),
-    ("right", ["rightfoot", "rightankle", "rfoot", "footr"]),
-];
-
-fn simplify(name: &str) -> String {
-    let name = name.rsplit(':').next().unwrap_or(name);
-    name.chars()
-        .filter(|c| !matches!(c, '_' | '-' | ' ' | '.'))
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
 fn is_ancestor(skeleton: &Skeleton, ancestor: usize, mut j: usize) -> bool {
     while let Some(p) = skeleton.parents.get(j).copied().flatten() {
         if p == ancestor {
@@ -53,32 +40,42 @@ fn is_ancestor(skeleton: &Skeleton, ancestor: usize, mut j: usize) -> bool {
 }
 
 impl Leg {
-    /// The leg ending in `ankle`: its parent is the knee, the knee's parent the hip, and the toe
-    /// is the ankle's first child with children of its own (not an End Site), else its first child.
-    pub fn from_ankle(skeleton: &Skeleton, name: &str, ankle: usize) -> Result<Leg, CleanupError> {
-        let bad = |problem: &str| CleanupError::Leg {
-            leg: name.to_string(),
-            problem: problem.to_string(),
-        };
-        let parent = |j: usize| skeleton.parents.get(j).copied().flatten();
-        let knee = parent(ankle).ok_or_else(|| bad("the ankle joint has no parent (knee)"))?;
-        let hip = parent(knee).ok_or_else(|| bad("the knee joint has no parent (hip)"))?;
-        let children = skeleton.children();
-        let kids = children.get(ankle).map(Vec::as_slice).unwrap_or(&[]);
-        let toe = kids
-            .iter()
-            .copied()
-            .find(|&c| children.get(c).is_some_and(|g| !g.is_empty()))
-            .or_else(|| kids.first().copied());
-        let leg = Leg {
-            name: name.to_string(),
-            hip,
-            knee,
-            ankle,
-            toe,
-        };
-        leg.validate(skeleton)?;
-        Ok(leg)
+    /// Both legs of a humanoid mapping (upper leg, lower leg, foot, toes roles).
+    pub fn from_humanoid(map: &HumanoidMap, skeleton: &Skeleton) -> Result<Vec<Leg>, CleanupError> {
+        [
+            (
+                "left",
+                [Role::LeftUpperLeg, Role::LeftLowerLeg, Role::LeftFoot, Role::LeftToes],
+            ),
+            (
+                "right",
+                [
+                    Role::RightUpperLeg,
+                    Role::RightLowerLeg,
+                    Role::RightFoot,
+                    Role::RightToes,
+                ],
+            ),
+        ]
+        .into_iter()
+        .map(|(name, [hip, knee, ankle, toe])| {
+            let role = |r: Role| {
+                map.joint(r).ok_or_else(|| CleanupError::Leg {
+                    leg: name.to_string(),
+                    problem: format!("the humanoid mapping has no {} joint", r.name()),
+                })
+            };
+            let leg = Leg {
+                name: name.to_string(),
+                hip: role(hip)?,
+                knee: role(knee)?,
+                ankle: role(ankle)?,
+                toe: map.joint(toe),
+            };
+            leg.validate(skeleton)?;
+            Ok(leg)
+        })
+        .collect()
     }
 
     /// Check that the joints exist and form a chain hip → knee → ankle (→ toe).
@@ -105,24 +102,6 @@ impl Leg {
         }
         Ok(())
     }
-}
-
-/// Both legs, found by their ankle (foot) joint names; an error names the side not found.
-pub fn find_legs(skeleton: &Skeleton) -> Result<Vec<Leg>, CleanupError> {
-    ANKLE_NAMES
-        .iter()
-        .map(|(side, names)| {
-            let ankle = skeleton
-                .names
-                .iter()
-                .position(|n| names.contains(&simplify(n).as_str()))
-                .ok_or_else(|| CleanupError::Leg {
-                    leg: side.to_string(),
-                    problem: format!("no joint named like {}", names.join(" / ")),
-                })?;
-            Leg::from_ankle(skeleton, side, ankle)
-        })
-        .collect()
 }
 
 /// Settings of [`remove_footskate`].
@@ -184,7 +163,11 @@ fn pin_track(
         }
         let (mut sum, mut total) = (Vec3::ZERO, 0.0f32);
         for (p, v) in slice.iter().zip(speed.get(r.clone()).unwrap_or(&[])) {
-            let w = if v_max > 0.0 { (1.0 - v / v_max).max(0.0).powi(2) } else { 1.0 };
+            let w = if v_max > 0.0 {
+                (1.0 - v / v_max).max(0.0).powi(2)
+            } else {
+                1.0
+            };
             sum += *p * w;
             total += w;
         }
@@ -232,7 +215,12 @@ pub fn remove_footskate(
         leg.validate(skeleton)?;
     }
     let positions = frames.world_positions(skeleton);
-    let track = |j: usize| -> Vec<Vec3> { positions.iter().map(|p| p.get(j).copied().unwrap_or(Vec3::ZERO)).collect() };
+    let track = |j: usize| -> Vec<Vec3> {
+        positions
+            .iter()
+            .map(|p| p.get(j).copied().unwrap_or(Vec3::ZERO))
+            .collect()
+    };
     let blend = (options.blend_seconds * frames.fps).round().max(0.0) as usize;
     let mut reports = Vec::with_capacity(legs.len());
     for leg in legs {
@@ -240,13 +228,7 @@ pub fn remove_footskate(
         let mut pins = Vec::new();
         for joint in std::iter::once(leg.ankle).chain(leg.toe) {
             let t = track(joint);
-            let flags = contacts::detect(
-                &t,
-                contacts::floor_level(&t),
-                hip_height,
-                frames.fps,
-                &options.contacts,
-            );
+            let flags = contacts::detect(&t, contacts::floor_level(&t), hip_height, frames.fps, &options.contacts);
             let intervals = contacts::intervals(&flags);
             let speed = contacts::horizontal_speed(&t, frames.fps);
             let v_max = options.contacts.v_off * hip_height;
@@ -327,7 +309,11 @@ trait OrthonormalizeOrIdentity {
 impl OrthonormalizeOrIdentity for Mat3 {
     /// Strip scale from a rotation-scale matrix (columns normalised); identity if degenerate.
     fn orthonormalize_or_identity(self) -> Mat3 {
-        let (x, y, z) = (self.x_axis.normalize_or_zero(), self.y_axis.normalize_or_zero(), self.z_axis.normalize_or_zero());
+        let (x, y, z) = (
+            self.x_axis.normalize_or_zero(),
+            self.y_axis.normalize_or_zero(),
+            self.z_axis.normalize_or_zero(),
+        );
         if x == Vec3::ZERO || y == Vec3::ZERO || z == Vec3::ZERO {
             Mat3::IDENTITY
         } else {
@@ -343,86 +329,84 @@ pub fn bend_pole(r: Vec3, m: Vec3, e: Vec3) -> Vec3 {
     v - axis * axis.dot(v)
 }
 
-/// Rotation taking the orthonormal frame of `(u1, v1)` to that of `(u2, v2)` (first vector
-/// exact, plane of both kept); falls back to the shortest arc from `u1` to `u2` when either pair
-/// is parallel.
-fn frame_rotation(u1: Vec3, v1: Vec3, u2: Vec3, v2: Vec3) -> Quat {
-    let basis = |u: Vec3, v: Vec3| -> Option<Mat3> {
-        let x = u.try_normalize()?;
-        let z = u.cross(v).try_normalize()?;
-        Some(Mat3::from_cols(x, z.cross(x), z))
-    };
-    match (basis(u1, v1), basis(u2, v2)) {
-        (Some(b1), Some(b2)) => Quat::from_mat3(&(b2 * b1.transpose())).normalize(),
-        _ => match (u1.try_normalize(), u2.try_normalize()) {
-            (Some(a), Some(b)) => Quat::from_rotation_arc(a, b),
-            _ => Quat::IDENTITY,
-        },
-    }
-}
-
-/// Analytic two-bone IK (docs/ALGORITHMS.md §7): world-space delta rotations `(d_root, d_mid)`
-/// that bring the end of the chain `root → mid → end` to `target` (or as close as the bone
-/// lengths allow), bending towards `pole`. `d_root` turns everything from the root down; `d_mid`
-/// then turns everything from the mid joint down (new mid world rotation `d_mid·d_root·R_mid`).
-pub fn two_bone(root: Vec3, mid: Vec3, end: Vec3, target: Vec3, pole: Vec3) -> (Quat, Quat) {
-    let (l1, l2) = (root.distance(mid), mid.distance(end));
-    let to_target = target - root;
-    let dist = to_target.length();
-    let eps = 1e-4 * (l1 + l2);
-    if l1 <= eps || l2 <= eps || dist <= eps {
-        return (Quat::IDENTITY, Quat::IDENTITY);
-    }
-    let d = dist.clamp((l1 - l2).abs() + eps, l1 + l2 - eps);
-    let axis = to_target / dist;
-    // The pole orthogonalised against the new axis; else the current knee direction; else any.
-    let p = [pole, mid - root, axis.any_orthonormal_vector()]
-        .into_iter()
-        .find_map(|c| (c - axis * axis.dot(c)).try_normalize())
-        .unwrap_or(Vec3::ZERO);
-    let cos_a = ((l1 * l1 + d * d - l2 * l2) / (2.0 * l1 * d)).clamp(-1.0, 1.0);
-    let sin_a = (1.0 - cos_a * cos_a).max(0.0).sqrt();
-    let new_mid = root + l1 * (cos_a * axis + sin_a * p);
-    let new_end = root + d * axis;
-    let d_root = frame_rotation(mid - root, end - root, new_mid - root, new_end - root);
-    let lower = d_root * (end - mid);
-    let d_mid = match (lower.try_normalize(), (new_end - new_mid).try_normalize()) {
-        (Some(a), Some(b)) => Quat::from_rotation_arc(a, b),
-        _ => Quat::IDENTITY,
-    };
-    (d_root, d_mid)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rigml_core::Transform;
 
-    #[test]
-    fn two_bone_reaches_a_reachable_target_and_keeps_the_plane() {
-        let (r, m, e) = (Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.0, 1.0, 0.3), Vec3::ZERO);
-        let target = Vec3::new(0.3, 0.4, 0.2);
-        let pole = bend_pole(r, m, e);
-        let (d1, d2) = two_bone(r, m, e, target, pole);
-        let new_mid = r + d1 * (m - r);
-        let new_end = new_mid + d2 * d1 * (e - m);
-        assert!(new_end.distance(target) < 1e-4, "{new_end} vs {target}");
-        // Bone lengths kept.
-        assert!((new_mid.distance(r) - m.distance(r)).abs() < 1e-5);
-        assert!((new_end.distance(new_mid) - e.distance(m)).abs() < 1e-5);
-        // The knee still bends towards +z (the pole side).
-        assert!(bend_pole(r, new_mid, new_end).dot(pole) > 0.0);
+    /// Hips → hip → knee → ankle → toe, a leg bent slightly forward, 1 unit per bone.
+    fn leg_skeleton() -> Skeleton {
+        let t = |x: f32, y: f32, z: f32| Transform::from_translation(Vec3::new(x, y, z));
+        let mut s = Skeleton {
+            names: ["Hips", "LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase"]
+                .map(String::from)
+                .to_vec(),
+            parents: vec![None, Some(0), Some(1), Some(2), Some(3)],
+            rest_local: vec![
+                t(0.0, 2.1, 0.0),
+                t(0.1, -0.1, 0.0),
+                t(0.0, -1.0, 0.1),
+                t(0.0, -1.0, -0.1),
+                t(0.0, -0.1, 0.3),
+            ],
+            inverse_bind: Vec::new(),
+        };
+        s.bind_to_rest();
+        s
     }
 
     #[test]
-    fn two_bone_out_of_reach_stretches_towards_target() {
-        let (r, m, e) = (Vec3::Y * 2.0, Vec3::new(0.0, 1.0, 0.1), Vec3::ZERO);
-        let target = Vec3::new(0.0, -5.0, 0.0);
-        let (d1, d2) = two_bone(r, m, e, target, bend_pole(r, m, e));
-        let new_mid = r + d1 * (m - r);
-        let new_end = new_mid + d2 * d1 * (e - m);
-        let reach = m.distance(r) + e.distance(m);
-        assert!((new_end.distance(r) - reach).abs() < 1e-3 * reach);
-        assert!((new_end - r).normalize().dot(-Vec3::Y) > 0.999);
+    fn solve_leg_reaches_the_goal_and_keeps_foot_orientation() {
+        let s = leg_skeleton();
+        let mut pose = s.rest_local.clone();
+        pose[3].rotation = Quat::from_rotation_x(0.3);
+        let mut frames = Frames {
+            fps: 30.0,
+            start: 0.0,
+            poses: vec![pose],
+        };
+        let leg = Leg {
+            name: "left".into(),
+            hip: 1,
+            knee: 2,
+            ankle: 3,
+            toe: Some(4),
+        };
+        leg.validate(&s).unwrap();
+        let before = s.world_matrices(&frames.poses[0]);
+        let goal = before[3].w_axis.truncate() + Vec3::new(0.05, 0.02, -0.08);
+        let reached = solve_leg(&s, &mut frames, 0, &leg, goal);
+        assert!(reached.distance(goal) < 1e-4, "{reached} vs {goal}");
+        let after = s.world_matrices(&frames.poses[0]);
+        // The foot keeps its world orientation, so the toe moved exactly as the ankle did.
+        let rot = |m: &glam::Mat4| Quat::from_mat3(&Mat3::from_mat4(*m));
+        assert!(rot(&after[3]).dot(rot(&before[3])).abs() > 1.0 - 1e-6);
+        let toe_shift = after[4].w_axis.truncate() - before[4].w_axis.truncate();
+        assert!((toe_shift - (goal - before[3].w_axis.truncate())).length() < 1e-4);
+        // The hips did not move, and the knee still bends forward (+z).
+        assert_eq!(after[0], before[0]);
+        let (r, m, e) = (
+            after[1].w_axis.truncate(),
+            after[2].w_axis.truncate(),
+            after[3].w_axis.truncate(),
+        );
+        assert!(bend_pole(r, m, e).z > 0.0);
+    }
+
+    #[test]
+    fn legs_must_be_chains() {
+        let s = leg_skeleton();
+        let leg = |hip, knee, ankle, toe| Leg {
+            name: "left".into(),
+            hip,
+            knee,
+            ankle,
+            toe,
+        };
+        assert!(leg(1, 2, 3, Some(4)).validate(&s).is_ok());
+        assert!(leg(2, 1, 3, Some(4)).validate(&s).is_err());
+        assert!(leg(1, 2, 3, Some(0)).validate(&s).is_err());
+        assert!(leg(1, 2, 9, None).validate(&s).is_err());
     }
 
     #[test]
@@ -441,14 +425,15 @@ mod tests {
         assert_eq!(pins[15].0, 0.0);
         // Speed weights: frames 8 and 9 still (weight 1), 10 at half the limit (1/4), 11 at it (0):
         // pin x = (8 + 9 + 10/4) / 2.25.
-        let pins = pin_track(&track, &[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0, &[8..12], 3);
+        let pins = pin_track(
+            &track,
+            &[
+                0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+            ],
+            1.0,
+            &[8..12],
+            3,
+        );
         assert!((pins[9].1.x - (19.5 / 2.25 - 9.0)).abs() < 1e-5);
-    }
-
-    #[test]
-    fn simplified_names_match_conventions() {
-        assert_eq!(simplify("mixamorig:LeftFoot"), "leftfoot");
-        assert_eq!(simplify("Left_Ankle"), "leftankle");
-        assert_eq!(simplify("lFoot"), "lfoot");
     }
 }

@@ -13,7 +13,7 @@ pub mod synthetic;
 
 pub use contacts::{ContactParams, FootContacts};
 pub use filters::Filter;
-pub use footskate::{find_legs, FootskateOptions, Leg, LegReport};
+pub use footskate::{FootskateOptions, Leg, LegReport};
 
 use glam::{Quat, Vec3};
 use rigml_core::{Channel, ChannelValues, Clip, Interpolation, Skeleton, Transform};
@@ -115,7 +115,9 @@ impl Frames {
                     ChannelValues::Translation(_) => {
                         ChannelValues::Translation(column(c.joint).map(|t| t.translation).collect())
                     }
-                    ChannelValues::Rotation(_) => ChannelValues::Rotation(column(c.joint).map(|t| t.rotation).collect()),
+                    ChannelValues::Rotation(_) => {
+                        ChannelValues::Rotation(column(c.joint).map(|t| t.rotation).collect())
+                    }
                     ChannelValues::Scale(_) => ChannelValues::Scale(column(c.joint).map(|t| t.scale).collect()),
                 },
             })
@@ -130,13 +132,7 @@ impl Frames {
     pub fn world_positions(&self, skeleton: &Skeleton) -> Vec<Vec<Vec3>> {
         self.poses
             .iter()
-            .map(|p| {
-                skeleton
-                    .world_matrices(p)
-                    .iter()
-                    .map(|m| m.w_axis.truncate())
-                    .collect()
-            })
+            .map(|p| skeleton.world_matrices(p).iter().map(|m| m.w_axis.truncate()).collect())
             .collect()
     }
 

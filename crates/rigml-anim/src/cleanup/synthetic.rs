@@ -51,7 +51,11 @@ pub fn damage(
     let mut rng = ChaCha8Rng::seed_from_u64(damage.seed);
     let sigma = damage.jitter_degrees.to_radians();
     let joints = animated_joints(clip);
-    let roots: Vec<usize> = joints.iter().filter(|&&j| skeleton.parents.get(j).is_some_and(Option::is_none)).copied().collect();
+    let roots: Vec<usize> = joints
+        .iter()
+        .filter(|&&j| skeleton.parents.get(j).is_some_and(Option::is_none))
+        .copied()
+        .collect();
     let step = damage.drift_speed * hip_height / frames.fps;
     let mut drift = 0.0f32;
     for (f, pose) in frames.poses.iter_mut().enumerate() {
