@@ -252,12 +252,14 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
         if pivot.abs() < 1e-300 {
             continue;
         }
-        for r in c + 1..n {
-            let f = a[r][c] / pivot;
-            for k in c..n {
-                a[r][k] -= f * a[c][k];
+        let (top, rest) = a.split_at_mut(c + 1);
+        let row_c = &top[c];
+        for (r, row) in rest.iter_mut().enumerate() {
+            let f = row[c] / pivot;
+            for (x, y) in row[c..].iter_mut().zip(&row_c[c..]) {
+                *x -= f * y;
             }
-            b[r] -= f * b[c];
+            b[c + 1 + r] -= f * b[c];
         }
     }
     let mut x = vec![0.0f64; n];

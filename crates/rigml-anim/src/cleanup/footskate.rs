@@ -412,7 +412,7 @@ mod tests {
     #[test]
     fn pin_track_ramps_with_smoothstep() {
         let track: Vec<Vec3> = (0..20).map(|t| Vec3::X * t as f32).collect();
-        let pins = pin_track(&track, &[0.0; 20], 1.0, &[8..12], 3);
+        let pins = pin_track(&track, &[0.0; 20], 1.0, std::slice::from_ref(&(8..12)), 3);
         // Inside: weight 1, pin = mean x of 8..11 = 9.5, correction 9.5 - x.
         assert_eq!(pins[8], (1.0, Vec3::X * 1.5));
         assert_eq!(pins[11], (1.0, Vec3::X * -1.5));
@@ -431,7 +431,7 @@ mod tests {
                 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
             ],
             1.0,
-            &[8..12],
+            std::slice::from_ref(&(8..12)),
             3,
         );
         assert!((pins[9].1.x - (19.5 / 2.25 - 9.0)).abs() < 1e-5);

@@ -1,0 +1,328 @@
+//! `rigml clean CLIP -o OUT`: smooth a mocap clip and remove foot skate, reporting the contacts
+//! found and jitter / foot skate (METRICS.md §7) before and after.
+
+use anyhow::{anyhow, bail, Context, Result};
+use glam::Vec3;
+use rigml_anim::cleanup::{self, contacts, CleanOptions, Filter, FootskateOptions, Frames, Leg};
+use rigml_anim::humanoid::{map_humanoid_with, parse_map_file, skeleton_label};
+use rigml_core::Skeleton;
+use rigml_eval::retarget_metrics::{foot_skate, jitter};
+use rigml_io::{Format, SaveOptions};
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::PathBuf;
+
+/// The filters `--filter` can name.
+pub const FILTERS: &[&str] = &["butterworth", "savgol", "one-euro", "none"];
+
+/// Smooth a mocap clip and pin its feet during contacts (two-bone leg IK).
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  rigml clean walk.bvh -o walk-clean.bvh
+  rigml clean walk.bvh -o walk-clean.bvh --filter savgol --cutoff 8 --json
+  rigml clean walk.bvh -o walk-smooth.bvh --filter one-euro --cutoff 2 --beta 1 --no-footskate
+  rigml clean dance.bvh -o dance-clean.bvh --map dance-roles.txt --force
+
+Filters act on every animated joint's rotation (hemisphere-aligned quaternions, renormalised)
+and translation. butterworth: zero-phase (forward-backward), cutoff in Hz (default 6);
+savgol: Savitzky-Golay, cubic by default, window from --cutoff (default 6 Hz) or --window;
+one-euro: the adaptive 1€ filter (causal), --cutoff is its minimum cutoff (default 2 Hz).
+Foot skate is removed by pinning each ankle/toe during its contacts (height < 0.05 H above the
+joint's floor and speed < 0.5 H/s, with hysteresis) and solving hip-knee-ankle IK.")]
+pub struct Args {
+    /// The clip to clean: a BVH file, or any file with a skeleton and a clip (the first is cleaned).
+    pub input: PathBuf,
+    /// Where to write the cleaned clip (.bvh keeps the input's rotation orders; .glb, .gltf).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Smoothing filter.
+    #[arg(long, default_value = "butterworth", value_parser = clap::builder::PossibleValuesParser::new(FILTERS))]
+    pub filter: String,
+    /// Cutoff frequency in Hz (1€: the minimum cutoff); default 6 (1€: 2).
+    #[arg(long, value_name = "HZ")]
+    pub cutoff: Option<f64>,
+    /// Butterworth order (default 2) or Savitzky–Golay polynomial order (default 3).
+    #[arg(long, value_name = "N")]
+    pub order: Option<usize>,
+    /// Savitzky–Golay window in frames (odd, at least 3); overrides --cutoff.
+    #[arg(long, value_name = "FRAMES")]
+    pub window: Option<usize>,
+    /// 1€ speed coefficient: how fast the cutoff rises with speed (default 1).
+    #[arg(long, default_value_t = 1.0)]
+    pub beta: f64,
+    /// Only smooth; leave the feet alone.
+    #[arg(long)]
+    pub no_footskate: bool,
+    /// Humanoid role overrides, one `role joint-name` per line (e.g. `leftFoot LeftAnkle`).
+    #[arg(long, value_name = "FILE")]
+    pub map: Option<PathBuf>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Replace OUTPUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// The filter the arguments describe, `None` for `--filter none`.
+fn filter(args: &Args, fps: f64) -> Result<Option<Filter>> {
+    let f = match args.filter.as_str() {
+        "none" => return Ok(None),
+        "butterworth" => Filter::Butterworth {
+            cutoff: args.cutoff.unwrap_or(6.0),
+            order: args.order.unwrap_or(2),
+        },
+        "savgol" => {
+            let order = args.order.unwrap_or(3);
+            match args.window {
+                Some(w) if w % 2 == 1 && w >= 3 => Filter::SavitzkyGolay {
+                    half_window: w / 2,
+                    order,
+                },
+                Some(w) => bail!("--window must be odd and at least 3, got {w}"),
+                None => Filter::savgol_for_cutoff(args.cutoff.unwrap_or(6.0), order, fps)?,
+            }
+        }
+        "one-euro" => Filter::one_euro(args.cutoff.unwrap_or(2.0), args.beta),
+        other => bail!("unknown filter {other:?} (choose one of {})", FILTERS.join(", ")),
+    };
+    f.validate(fps)?;
+    Ok(Some(f))
+}
+
+/// Jitter and foot skate of one version of the motion.
+#[derive(Serialize, Clone, Copy)]
+struct Measures {
+    /// METRICS.md §7 jitter over all joints, H/s³.
+    jitter: Option<f64>,
+    /// METRICS.md §7 foot skate (ankle and toe joints, ground y = 0), H/s.
+    foot_skate: Option<f64>,
+    /// The same with each foot joint's height taken above its own floor level, H/s.
+    foot_skate_floor: Option<f64>,
+}
+
+fn measure(skeleton: &Skeleton, frames: &Frames, legs: &[Leg], h: f32) -> Measures {
+    let positions = frames.world_positions(skeleton);
+    let feet = cleanup::foot_tracks(&positions, legs);
+    let relative: Vec<Vec<Vec3>> = feet.iter().map(|t| contacts::floor_relative(t)).collect();
+    Measures {
+        jitter: jitter(&positions, h, frames.fps),
+        foot_skate: (!feet.is_empty()).then(|| foot_skate(&feet, h, frames.fps)).flatten(),
+        foot_skate_floor: (!feet.is_empty())
+            .then(|| foot_skate(&relative, h, frames.fps))
+            .flatten(),
+    }
+}
+
+#[derive(Serialize)]
+struct JointContacts {
+    joint: String,
+    /// `[start, end)` frame ranges.
+    intervals: Vec<[usize; 2]>,
+    frames: usize,
+}
+
+#[derive(Serialize)]
+struct LegJson {
+    leg: String,
+    contacts: Vec<JointContacts>,
+    adjusted_frames: usize,
+    /// Largest ankle goal left unreached (out of reach), in hip heights.
+    max_residual: f32,
+}
+
+#[derive(Serialize)]
+struct Report {
+    input: String,
+    output: String,
+    clip: String,
+    frames: usize,
+    fps: f32,
+    hip_height: f32,
+    filter: String,
+    footskate: bool,
+    legs: Vec<LegJson>,
+    before: Measures,
+    after: Measures,
+}
+
+fn describe(filter: &Option<Filter>) -> String {
+    match filter {
+        None => "none".into(),
+        Some(Filter::Butterworth { cutoff, order }) => format!("butterworth order {order}, {cutoff} Hz, zero phase"),
+        Some(Filter::SavitzkyGolay { half_window, order }) => {
+            format!("savgol order {order}, window {} frames", 2 * half_window + 1)
+        }
+        Some(Filter::OneEuro {
+            min_cutoff,
+            beta,
+            d_cutoff,
+        }) => format!("one-euro min cutoff {min_cutoff} Hz, beta {beta}, derivative cutoff {d_cutoff} Hz"),
+    }
+}
+
+fn legs_of(args: &Args, skeleton: &Skeleton) -> Result<Vec<Leg>> {
+    let overrides = match &args.map {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+            parse_map_file(&text, &path.display().to_string())?
+        }
+        None => Vec::new(),
+    };
+    let asset = format!("{}: {}", args.input.display(), skeleton_label(skeleton));
+    let map = map_humanoid_with(skeleton, &overrides, &asset)
+        .map_err(|e| anyhow!("{e} (pass --map FILE to name the leg joints, or --no-footskate)"))?;
+    Leg::from_humanoid(&map, skeleton).map_err(|e| anyhow!("{}: {e}", args.input.display()))
+}
+
+/// Write the cleaned character: BVH with the input's own rotation orders when both are BVH,
+/// otherwise whatever the output extension names.
+fn save(args: &Args, character: &rigml_core::Character) -> Result<()> {
+    let out_format = Format::from_path(&args.output)?;
+    let in_format = Format::from_path(&args.input)?;
+    if out_format == Format::Bvh && in_format == Format::Bvh {
+        let bytes = std::fs::read(&args.input).with_context(|| args.input.display().to_string())?;
+        let orders = rigml_io::bvh::parse(&bytes, &args.input)?.rotation_order;
+        let text = rigml_io::bvh::to_bvh_with_orders(character, &args.output, &orders)?;
+        rigml_io::atomic::write(&args.output, text.as_bytes(), args.force)?;
+    } else {
+        rigml_io::save(character, &args.output, SaveOptions { force: args.force })?;
+    }
+    Ok(())
+}
+
+fn intervals_text(intervals: &[std::ops::Range<usize>]) -> String {
+    intervals
+        .iter()
+        .map(|r| format!("{}-{}", r.start, r.end))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn fmt_measure(x: Option<f64>) -> String {
+    x.map_or_else(|| "n/a".into(), |v| format!("{v:.4}"))
+}
+
+/// Load, clean, save; returns the report.
+pub fn run(args: &Args) -> Result<String> {
+    // Check the output format and clobbering before the work.
+    Format::from_path(&args.output)?;
+    if !args.force && args.output.exists() {
+        bail!("{}: already exists (pass --force to replace it)", args.output.display());
+    }
+    let mut character = rigml_io::load(&args.input)?;
+    let input = args.input.display().to_string();
+    let skeleton = character.skeleton.clone();
+    let Some(clip) = character.clips.first().cloned() else {
+        bail!("{input}: has no animation clip to clean");
+    };
+    let legs = if args.no_footskate {
+        // Legs still give the hips and the feet to measure, when the skeleton has them.
+        legs_of(args, &skeleton).unwrap_or_default()
+    } else {
+        legs_of(args, &skeleton)?
+    };
+    let fps = Frames::bake(&skeleton, &clip).map_err(|e| anyhow!("{input}: {e}"))?.fps;
+    let options = CleanOptions {
+        filter: filter(args, f64::from(fps)).map_err(|e| anyhow!("{input}: {e}"))?,
+        footskate: (!args.no_footskate).then(FootskateOptions::default),
+    };
+    let cleaned = cleanup::clean(&skeleton, &clip, &legs, &options).map_err(|e| anyhow!("{input}: {e}"))?;
+    let h = cleaned.hip_height;
+    let before = measure(&skeleton, &cleaned.original, &legs, h);
+    let after = measure(&skeleton, &cleaned.frames, &legs, h);
+    if let Some(first) = character.clips.first_mut() {
+        *first = cleaned.clip.clone();
+    }
+    save(args, &character)?;
+
+    let report = Report {
+        input: input.clone(),
+        output: args.output.display().to_string(),
+        clip: clip.name.clone(),
+        frames: cleaned.frames.len(),
+        fps,
+        hip_height: h,
+        filter: describe(&options.filter),
+        footskate: options.footskate.is_some(),
+        legs: cleaned
+            .legs
+            .iter()
+            .map(|l| LegJson {
+                leg: l.leg.clone(),
+                contacts: l
+                    .contacts
+                    .iter()
+                    .map(|c| JointContacts {
+                        joint: c.name.clone(),
+                        intervals: c.intervals.iter().map(|r| [r.start, r.end]).collect(),
+                        frames: c.frames(),
+                    })
+                    .collect(),
+                adjusted_frames: l.adjusted_frames,
+                max_residual: if h > 0.0 { l.max_residual / h } else { l.max_residual },
+            })
+            .collect(),
+        before,
+        after,
+    };
+    if args.json {
+        return Ok(serde_json::to_string_pretty(&report)? + "\n");
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{input}: clip {:?}, {} frames at {fps:.2} fps, hip height H = {h:.3}",
+        report.clip, report.frames
+    );
+    let _ = writeln!(out, "filter: {}", report.filter);
+    if options.footskate.is_some() {
+        let _ = writeln!(out, "contacts (frame ranges, end exclusive):");
+        for leg in &cleaned.legs {
+            for c in &leg.contacts {
+                let _ = writeln!(
+                    out,
+                    "  {:<5} {:<14} {:>3} contacts, {:>5} frames: {}",
+                    leg.leg,
+                    c.name,
+                    c.intervals.len(),
+                    c.frames(),
+                    intervals_text(&c.intervals)
+                );
+            }
+            let _ = writeln!(
+                out,
+                "  {:<5} {} frames adjusted, largest unreached ankle goal {:.4} H",
+                leg.leg,
+                leg.adjusted_frames,
+                if h > 0.0 {
+                    leg.max_residual / h
+                } else {
+                    leg.max_residual
+                }
+            );
+        }
+    }
+    let _ = writeln!(out, "                              before -> after");
+    let _ = writeln!(
+        out,
+        "jitter (H/s³)                 {} -> {}",
+        fmt_measure(before.jitter),
+        fmt_measure(after.jitter)
+    );
+    let _ = writeln!(
+        out,
+        "foot skate (H/s, ground y=0)  {} -> {}",
+        fmt_measure(before.foot_skate),
+        fmt_measure(after.foot_skate)
+    );
+    let _ = writeln!(
+        out,
+        "foot skate (H/s, own floor)   {} -> {}",
+        fmt_measure(before.foot_skate_floor),
+        fmt_measure(after.foot_skate_floor)
+    );
+    let _ = writeln!(out, "wrote {}", args.output.display());
+    Ok(out)
+}
