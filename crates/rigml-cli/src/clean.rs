@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use glam::Vec3;
-use rigml_anim::cleanup::{self, contacts, CleanOptions, Filter, FootskateOptions, Frames, Leg};
+use rigml_anim::cleanup::{self, contacts, CleanOptions, Filter, FootskateOptions, Frames, Leg, StepLimits};
 use rigml_anim::humanoid::{map_humanoid_with, parse_map_file, skeleton_label};
 use rigml_core::Skeleton;
 use rigml_eval::retarget_metrics::{foot_skate, jitter};
@@ -51,6 +51,10 @@ pub struct Args {
     /// 1€ speed coefficient: how fast the cutoff rises with speed (default 1).
     #[arg(long, default_value_t = 1.0)]
     pub beta: f64,
+    /// Rotation per frame (degrees) beyond which a joint's track is filtered in separate pieces
+    /// (reference frames, marker glitches): the jump is kept, not smeared.
+    #[arg(long, value_name = "DEG", default_value_t = 30.0)]
+    pub max_step: f32,
     /// Only smooth; leave the feet alone.
     #[arg(long)]
     pub no_footskate: bool,
@@ -142,6 +146,8 @@ struct Report {
     hip_height: f32,
     filter: String,
     footskate: bool,
+    /// Discontinuities the filter did not smooth across: `[joint name, frame]`.
+    cuts: Vec<(String, usize)>,
     legs: Vec<LegJson>,
     before: Measures,
     after: Measures,
@@ -226,6 +232,10 @@ pub fn run(args: &Args) -> Result<String> {
     let fps = Frames::bake(&skeleton, &clip).map_err(|e| anyhow!("{input}: {e}"))?.fps;
     let options = CleanOptions {
         filter: filter(args, f64::from(fps)).map_err(|e| anyhow!("{input}: {e}"))?,
+        limits: StepLimits {
+            max_rotation_degrees: args.max_step,
+            ..StepLimits::default()
+        },
         footskate: (!args.no_footskate).then(FootskateOptions::default),
     };
     let cleaned = cleanup::clean(&skeleton, &clip, &legs, &options).map_err(|e| anyhow!("{input}: {e}"))?;
@@ -246,6 +256,11 @@ pub fn run(args: &Args) -> Result<String> {
         hip_height: h,
         filter: describe(&options.filter),
         footskate: options.footskate.is_some(),
+        cuts: cleaned
+            .cuts
+            .iter()
+            .map(|c| (skeleton.names.get(c.joint).cloned().unwrap_or_default(), c.frame))
+            .collect(),
         legs: cleaned
             .legs
             .iter()
@@ -277,6 +292,28 @@ pub fn run(args: &Args) -> Result<String> {
         report.clip, report.frames
     );
     let _ = writeln!(out, "filter: {}", report.filter);
+    if !report.cuts.is_empty() {
+        const SHOWN: usize = 8;
+        let listed: Vec<String> = report
+            .cuts
+            .iter()
+            .take(SHOWN)
+            .map(|(j, f)| format!("{j}@{f}"))
+            .collect();
+        let more = report.cuts.len().saturating_sub(SHOWN);
+        let _ = writeln!(
+            out,
+            "kept {} jumps over {}° per frame unsmoothed (joint@frame): {}{}",
+            report.cuts.len(),
+            args.max_step,
+            listed.join(" "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
     if options.footskate.is_some() {
         let _ = writeln!(out, "contacts (frame ranges, end exclusive):");
         for leg in &cleaned.legs {

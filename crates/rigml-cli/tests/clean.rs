@@ -44,7 +44,7 @@ fn damaged_walk(dir: &Path) -> PathBuf {
     let skeleton = &character.skeleton;
     let clip = character.clips[0].clone();
     let legs = Leg::from_humanoid(&map_humanoid(skeleton).unwrap(), skeleton).unwrap();
-    let h = cleanup::hip_height(skeleton, cleanup::root_of(skeleton, legs[0].hip));
+    let h = cleanup::hip_height(skeleton, &legs);
     let mut frames = Frames::bake(skeleton, &clip).unwrap();
     let damage = synthetic::Damage {
         seed: 11,

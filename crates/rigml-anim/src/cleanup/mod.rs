@@ -16,6 +16,7 @@ pub use filters::Filter;
 pub use footskate::{FootskateOptions, Leg, LegReport};
 
 use glam::{Quat, Vec3};
+use rayon::prelude::*;
 use rigml_core::{Channel, ChannelValues, Clip, Interpolation, Skeleton, Transform};
 
 /// What can go wrong while cleaning a clip.
@@ -136,32 +137,107 @@ impl Frames {
             .collect()
     }
 
-    /// Filter every rotation and translation track of the joints in `joints` (translations are
-    /// filtered in units of `scale`, so the 1€ filter's `beta` does not depend on the clip's
-    /// units).
-    pub fn filter(&mut self, filter: &Filter, joints: &[usize], scale: f32) -> Result<(), CleanupError> {
+    /// Filter every rotation and translation track of the joints in `joints`, each track in
+    /// pieces between its discontinuities (see [`StepLimits`]), which are returned. Translations
+    /// are filtered in units of `scale` (the hip height), so the 1€ filter's `beta` and the
+    /// translation step limit do not depend on the clip's units. Joints run in parallel.
+    pub fn filter(
+        &mut self,
+        filter: &Filter,
+        joints: &[usize],
+        scale: f32,
+        limits: &StepLimits,
+    ) -> Result<Vec<Cut>, CleanupError> {
         let fps = f64::from(self.fps);
         filter.validate(fps)?;
         let scale = if scale > 0.0 && scale.is_finite() { scale } else { 1.0 };
-        for &j in joints {
-            let rotations: Vec<Quat> = self.poses.iter().filter_map(|p| p.get(j)).map(|t| t.rotation).collect();
-            let translations: Vec<Vec3> = self
-                .poses
-                .iter()
-                .filter_map(|p| p.get(j))
-                .map(|t| t.translation / scale)
-                .collect();
-            let rotations = filter.apply_quat(&rotations, fps)?;
-            let translations = filter.apply_vec3(&translations, fps)?;
+        let max_angle = limits.max_rotation_degrees.to_radians();
+        let poses = &self.poses;
+        let results: Vec<Result<FilteredJoint, CleanupError>> = joints
+            .par_iter()
+            .map(|&j| {
+                let rotations: Vec<Quat> = poses.iter().filter_map(|p| p.get(j)).map(|t| t.rotation).collect();
+                let translations: Vec<Vec3> = poses
+                    .iter()
+                    .filter_map(|p| p.get(j))
+                    .map(|t| t.translation / scale)
+                    .collect();
+                let cuts: Vec<usize> = (1..rotations.len())
+                    .filter(|&f| {
+                        rotations[f].angle_between(rotations[f - 1]) > max_angle
+                            || translations[f].distance(translations[f - 1]) > limits.max_translation
+                    })
+                    .collect();
+                let (mut r, mut t) = (Vec::with_capacity(rotations.len()), Vec::with_capacity(rotations.len()));
+                for piece in pieces(rotations.len(), &cuts) {
+                    r.extend(filter.apply_quat(&rotations[piece.clone()], fps)?);
+                    t.extend(filter.apply_vec3(&translations[piece], fps)?);
+                }
+                Ok((j, r, t, cuts))
+            })
+            .collect();
+        let mut cuts = Vec::new();
+        for result in results {
+            let (j, rotations, translations, joint_cuts) = result?;
             for ((p, r), t) in self.poses.iter_mut().zip(rotations).zip(translations) {
                 if let Some(local) = p.get_mut(j) {
                     local.rotation = r;
                     local.translation = t * scale;
                 }
             }
+            cuts.extend(joint_cuts.into_iter().map(|frame| Cut { joint: j, frame }));
         }
-        Ok(())
+        Ok(cuts)
     }
+}
+
+/// One joint's filtered tracks: joint, rotations, translations, frames where it was cut.
+type FilteredJoint = (usize, Vec<Quat>, Vec<Vec3>, Vec<usize>);
+
+/// The ranges `0..n` splits into at the frames `cuts` (ascending, each starting a new range).
+fn pieces(n: usize, cuts: &[usize]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::with_capacity(cuts.len() + 1);
+    let mut start = 0;
+    for &c in cuts.iter().chain(std::iter::once(&n)) {
+        if c > start && c <= n {
+            out.push(start..c);
+            start = c;
+        }
+    }
+    out
+}
+
+/// Per-frame steps too large to smooth across: a track is filtered in pieces between them.
+///
+/// A joint that turns further than this in one frame is not a motion a low-pass filter should
+/// blend: it is a reference pose before the take (CMU's frame 0), a marker glitch (a thumb
+/// flipping by ~180° and back), or a motion too fast for the frame rate. Smoothing across it
+/// would smear the jump over the neighbouring frames; the pieces are filtered on their own and
+/// the jump is kept, and reported.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepLimits {
+    /// Largest rotation of one joint between consecutive frames, in degrees.
+    pub max_rotation_degrees: f32,
+    /// Largest translation of one joint between consecutive frames, in hip heights.
+    pub max_translation: f32,
+}
+
+impl Default for StepLimits {
+    /// 30° and 0.25 H per frame: CMU walks at 120 fps turn their joints at most ~10° per frame
+    /// at the 99th percentile, and their reference frame jumps by 80–170°.
+    fn default() -> Self {
+        StepLimits {
+            max_rotation_degrees: 30.0,
+            max_translation: 0.25,
+        }
+    }
+}
+
+/// A discontinuity left unsmoothed: `joint` jumps between frames `frame − 1` and `frame`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    pub joint: usize,
+    pub frame: usize,
 }
 
 /// Joints with at least one rotation or translation channel in `clip`, ascending.
@@ -177,13 +253,36 @@ pub fn animated_joints(clip: &Clip) -> Vec<usize> {
     joints
 }
 
-/// Hip height `H` of a skeleton (docs/METRICS.md §7, from the rest pose): how far the root above
-/// `hips` stands above the lowest joint of the rest pose. BVH rest poses put the hips at the
-/// origin and the feet below, so this is the standing height of the hips over the toes.
-pub fn hip_height(skeleton: &Skeleton, hips: usize) -> f32 {
+/// Hip height `H` (docs/METRICS.md §7, from the rest pose) for a skeleton with these legs: how
+/// far the hips (the root above the first leg) stand above the lowest joint of the rest pose.
+/// BVH rest poses put the hips at the origin and the feet below, so this is the standing height
+/// of the hips over the toes. A rest pose that is not upright (Z-up, lying) gives a height under
+/// half the hips → ankle bone-chain length; then that chain length is used instead. Without
+/// legs, the height of joint 0 above the lowest joint.
+pub fn hip_height(skeleton: &Skeleton, legs: &[Leg]) -> f32 {
     let rest: Vec<Vec3> = skeleton.rest_world().iter().map(|m| m.w_axis.truncate()).collect();
+    let hips = legs.first().map_or(0, |l| root_of(skeleton, l.hip));
     let lowest = rest.iter().map(|p| p.y).fold(f32::INFINITY, f32::min);
-    rest.get(hips).map_or(0.0, |p| p.y - lowest)
+    let vertical = rest.get(hips).map_or(0.0, |p| p.y - lowest);
+    let chain = legs
+        .iter()
+        .map(|l| {
+            let (mut j, mut length) = (l.ankle, 0.0f32);
+            while let Some(p) = skeleton.parents.get(j).copied().flatten() {
+                length += rest.get(j).zip(rest.get(p)).map_or(0.0, |(a, b)| a.distance(*b));
+                if p == hips {
+                    break;
+                }
+                j = p;
+            }
+            length
+        })
+        .fold(0.0f32, f32::max);
+    if vertical < 0.5 * chain {
+        chain
+    } else {
+        vertical
+    }
 }
 
 /// The topmost ancestor of joint `j` (the hips of a BVH leg).
@@ -207,6 +306,8 @@ pub fn foot_tracks(positions: &[Vec<Vec3>], legs: &[Leg]) -> Vec<Vec<Vec3>> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CleanOptions {
     pub filter: Option<Filter>,
+    /// Where the filter must not smooth across.
+    pub limits: StepLimits,
     pub footskate: Option<FootskateOptions>,
 }
 
@@ -216,6 +317,7 @@ impl Default for CleanOptions {
     fn default() -> Self {
         CleanOptions {
             filter: Some(Filter::Butterworth { cutoff: 6.0, order: 2 }),
+            limits: StepLimits::default(),
             footskate: Some(FootskateOptions::default()),
         }
     }
@@ -234,18 +336,21 @@ pub struct Cleaned {
     pub hip_height: f32,
     /// Contacts and changes per leg (empty when foot-skate removal was off).
     pub legs: Vec<LegReport>,
+    /// Discontinuities the filter kept (empty without a filter).
+    pub cuts: Vec<Cut>,
 }
 
-/// Clean `clip` on `skeleton`: bake to frames, filter every animated track, then remove foot
-/// skate on `legs` (contacts detected on the filtered motion).
+/// Clean `clip` on `skeleton`: bake to frames, filter every animated track (in pieces between
+/// its discontinuities), then remove foot skate on `legs` (contacts detected on the filtered
+/// motion).
 pub fn clean(skeleton: &Skeleton, clip: &Clip, legs: &[Leg], options: &CleanOptions) -> Result<Cleaned, CleanupError> {
     let original = Frames::bake(skeleton, clip)?;
-    let hips = legs.first().map_or(0, |l| root_of(skeleton, l.hip));
-    let h = hip_height(skeleton, hips);
+    let h = hip_height(skeleton, legs);
     let mut frames = original.clone();
-    if let Some(filter) = &options.filter {
-        frames.filter(filter, &animated_joints(clip), h)?;
-    }
+    let cuts = match &options.filter {
+        Some(filter) => frames.filter(filter, &animated_joints(clip), h, &options.limits)?,
+        None => Vec::new(),
+    };
     let legs = match &options.footskate {
         Some(fs) if !legs.is_empty() => footskate::remove_footskate(skeleton, &mut frames, legs, h, fs)?,
         _ => Vec::new(),
@@ -256,5 +361,91 @@ pub fn clean(skeleton: &Skeleton, clip: &Clip, legs: &[Leg], options: &CleanOpti
         original,
         hip_height: h,
         legs,
+        cuts,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rigml_core::Transform;
+
+    /// Hips → hip → knee → ankle → toe along `down`, 1 unit per bone after a 0.2 hip offset.
+    fn leg(down: Vec3) -> (Skeleton, Vec<Leg>) {
+        let t = |v: Vec3| Transform::from_translation(v);
+        let mut s = Skeleton {
+            names: ["Hips", "UpLeg", "Leg", "Foot", "Toe"].map(String::from).to_vec(),
+            parents: vec![None, Some(0), Some(1), Some(2), Some(3)],
+            rest_local: vec![t(Vec3::ZERO), t(down * 0.2), t(down), t(down), t(Vec3::X * 0.3)],
+            inverse_bind: Vec::new(),
+        };
+        s.bind_to_rest();
+        let legs = vec![Leg {
+            name: "left".into(),
+            hip: 1,
+            knee: 2,
+            ankle: 3,
+            toe: Some(4),
+        }];
+        (s, legs)
+    }
+
+    #[test]
+    fn hip_height_from_upright_and_lying_rest_poses() {
+        // Upright: hips 2.2 above the ankle and toe.
+        let (s, legs) = leg(-Vec3::Y);
+        assert!((hip_height(&s, &legs) - 2.2).abs() < 1e-6);
+        // Lying along -z: no height, so the hips → ankle chain (0.2 + 1 + 1) is used.
+        let (s, legs) = leg(-Vec3::Z);
+        assert!((hip_height(&s, &legs) - 2.2).abs() < 1e-6);
+        assert_eq!(root_of(&s, 4), 0);
+    }
+
+    #[test]
+    fn pieces_split_at_cuts() {
+        assert_eq!(pieces(10, &[]), vec![0..10]);
+        assert_eq!(pieces(10, &[1, 5]), vec![0..1, 1..5, 5..10]);
+        assert_eq!(pieces(0, &[]), Vec::<std::ops::Range<usize>>::new());
+    }
+
+    #[test]
+    fn a_jump_is_kept_and_the_pieces_are_smoothed() {
+        // One joint: frame 0 a reference pose turned 90°, then a slow turn with jitter.
+        let poses: Vec<Vec<Transform>> = (0..60)
+            .map(|f| {
+                let angle = if f == 0 {
+                    std::f32::consts::FRAC_PI_2
+                } else {
+                    0.01 * f as f32 + if f % 2 == 0 { 0.002 } else { -0.002 }
+                };
+                vec![Transform {
+                    rotation: Quat::from_rotation_y(angle),
+                    ..Transform::IDENTITY
+                }]
+            })
+            .collect();
+        let mut frames = Frames {
+            fps: 120.0,
+            start: 0.0,
+            poses,
+        };
+        let filter = Filter::Butterworth { cutoff: 6.0, order: 2 };
+        let cuts = frames.filter(&filter, &[0], 1.0, &StepLimits::default()).unwrap();
+        assert_eq!(cuts, vec![Cut { joint: 0, frame: 1 }]);
+        // The reference frame is untouched; the rest follows the slow turn with under half the
+        // ±0.002 rad jitter left.
+        assert_eq!(
+            frames.poses[0][0].rotation,
+            Quat::from_rotation_y(std::f32::consts::FRAC_PI_2)
+        );
+        for f in 5..55 {
+            let want = Quat::from_rotation_y(0.01 * f as f32);
+            let got = frames.poses[f][0].rotation;
+            assert!(
+                got.angle_between(want) < 0.001,
+                "frame {f}: {}",
+                got.angle_between(want)
+            );
+        }
+    }
 }
