@@ -151,7 +151,9 @@ fn report_on_the_test_split() {
         .into_iter()
         .filter(|r| r.get("split") == "test")
         .collect();
-    println!("clip | frames | clean: change mean/max (H) | damaged -> cleaned: jitter (H/s³) | skate y=0 (H/s) | skate own floor (H/s)");
+    println!(
+        "clip | frames | H | clean clip: jitter (H/s³), change mean/max (H) | damaged -> cleaned: jitter (H/s³) | skate y=0 (H/s) | skate own floor (H/s)"
+    );
     for row in rows {
         let character = rigml_io::load(&row.path()).expect("test clips load");
         let skeleton = character.skeleton;
@@ -168,6 +170,7 @@ fn report_on_the_test_split() {
         let cleaned = cleanup::clean(&skeleton, &clip, &legs, &CleanOptions::default()).unwrap();
         let (mean, _, max) = change(&skeleton, &cleaned);
         let h = cleaned.hip_height;
+        let raw = measure(&skeleton, &cleaned.original, &legs, h);
         let mut damaged = cleaned.original.clone();
         let damage = synthetic::Damage {
             seed: 7,
@@ -179,9 +182,10 @@ fn report_on_the_test_split() {
         let fixed = cleanup::clean(&skeleton, &damaged.to_clip(&clip), &legs, &CleanOptions::default()).unwrap();
         let after = measure(&skeleton, &fixed.frames, &legs, h);
         println!(
-            "{} | {} | {mean:.4}/{max:.4} | {:.0} -> {:.0} | {:.4} -> {:.4} | {:.4} -> {:.4}",
+            "{} | {} | {h:.2} | {:.0}, {mean:.4}/{max:.4} | {:.0} -> {:.0} | {:.4} -> {:.4} | {:.4} -> {:.4}",
             row.id(),
             cleaned.frames.len(),
+            raw.0,
             before.0,
             after.0,
             before.1,

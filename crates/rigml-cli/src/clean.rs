@@ -146,7 +146,7 @@ struct Report {
     hip_height: f32,
     filter: String,
     footskate: bool,
-    /// Discontinuities the filter did not smooth across: `[joint name, frame]`.
+    /// Discontinuities the filter did not smooth across: `[joint name or "(pose)", frame]`.
     cuts: Vec<(String, usize)>,
     legs: Vec<LegJson>,
     before: Measures,
@@ -259,7 +259,13 @@ pub fn run(args: &Args) -> Result<String> {
         cuts: cleaned
             .cuts
             .iter()
-            .map(|c| (skeleton.names.get(c.joint).cloned().unwrap_or_default(), c.frame))
+            .map(|c| {
+                let name = c
+                    .joint
+                    .and_then(|j| skeleton.names.get(j))
+                    .map_or("(pose)", String::as_str);
+                (name.to_string(), c.frame)
+            })
             .collect(),
         legs: cleaned
             .legs
@@ -303,7 +309,7 @@ pub fn run(args: &Args) -> Result<String> {
         let more = report.cuts.len().saturating_sub(SHOWN);
         let _ = writeln!(
             out,
-            "kept {} jumps over {}° per frame unsmoothed (joint@frame): {}{}",
+            "kept {} jumps unsmoothed (joint@frame; over {}° per frame, or the whole pose): {}{}",
             report.cuts.len(),
             args.max_step,
             listed.join(" "),

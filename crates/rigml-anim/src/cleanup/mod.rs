@@ -143,6 +143,7 @@ impl Frames {
     /// translation step limit do not depend on the clip's units. Joints run in parallel.
     pub fn filter(
         &mut self,
+        skeleton: &Skeleton,
         filter: &Filter,
         joints: &[usize],
         scale: f32,
@@ -152,6 +153,7 @@ impl Frames {
         filter.validate(fps)?;
         let scale = if scale > 0.0 && scale.is_finite() { scale } else { 1.0 };
         let max_angle = limits.max_rotation_degrees.to_radians();
+        let pose_cuts = self.pose_jumps(skeleton, scale, limits.max_pose_speed);
         let poses = &self.poses;
         let results: Vec<Result<FilteredJoint, CleanupError>> = joints
             .par_iter()
@@ -164,7 +166,8 @@ impl Frames {
                     .collect();
                 let cuts: Vec<usize> = (1..rotations.len())
                     .filter(|&f| {
-                        rotations[f].angle_between(rotations[f - 1]) > max_angle
+                        pose_cuts.binary_search(&f).is_ok()
+                            || rotations[f].angle_between(rotations[f - 1]) > max_angle
                             || translations[f].distance(translations[f - 1]) > limits.max_translation
                     })
                     .collect();
@@ -185,9 +188,32 @@ impl Frames {
                     local.translation = t * scale;
                 }
             }
-            cuts.extend(joint_cuts.into_iter().map(|frame| Cut { joint: j, frame }));
+            let own = joint_cuts.into_iter().filter(|f| pose_cuts.binary_search(f).is_err());
+            cuts.extend(own.map(|frame| Cut { joint: Some(j), frame }));
         }
+        cuts.extend(pose_cuts.into_iter().map(|frame| Cut { joint: None, frame }));
+        cuts.sort_by_key(|c| (c.frame, c.joint));
         Ok(cuts)
+    }
+
+    /// Frames (ascending) at which the whole pose jumps: the mean over joints of their speed
+    /// relative to their root exceeds `max_speed` (in `scale` units per second).
+    fn pose_jumps(&self, skeleton: &Skeleton, scale: f32, max_speed: f32) -> Vec<usize> {
+        let positions = self.world_positions(skeleton);
+        let roots: Vec<usize> = (0..skeleton.joint_count()).map(|j| root_of(skeleton, j)).collect();
+        let relative = |f: usize, j: usize| -> Vec3 {
+            let p = &positions[f];
+            p.get(j).copied().unwrap_or(Vec3::ZERO) - p.get(roots[j]).copied().unwrap_or(Vec3::ZERO)
+        };
+        let n = roots.len().max(1) as f32;
+        (1..positions.len())
+            .filter(|&f| {
+                let moved: f32 = (0..roots.len())
+                    .map(|j| relative(f, j).distance(relative(f - 1, j)))
+                    .sum();
+                moved / n * self.fps / scale > max_speed
+            })
+            .collect()
     }
 }
 
@@ -220,23 +246,30 @@ pub struct StepLimits {
     pub max_rotation_degrees: f32,
     /// Largest translation of one joint between consecutive frames, in hip heights.
     pub max_translation: f32,
+    /// Largest mean joint speed relative to the root, in hip heights per second: a faster frame
+    /// is a jump of the whole pose (a T-pose reference frame) and cuts every track.
+    pub max_pose_speed: f32,
 }
 
 impl Default for StepLimits {
-    /// 30° and 0.25 H per frame: CMU walks at 120 fps turn their joints at most ~10° per frame
-    /// at the 99th percentile, and their reference frame jumps by 80–170°.
+    /// 30° and 0.25 H per frame, 10 H/s for the pose. Measured on the motion clips: joints turn
+    /// at most ~10° per frame at the 99th percentile (CMU, 120 fps) and reference frames jump by
+    /// 80–170°; the mean joint speed stays under 2 H/s except at the reference frames of the CMU
+    /// files (20–126 H/s, over the first 1–3 frames of the Daz conversions).
     fn default() -> Self {
         StepLimits {
             max_rotation_degrees: 30.0,
             max_translation: 0.25,
+            max_pose_speed: 10.0,
         }
     }
 }
 
-/// A discontinuity left unsmoothed: `joint` jumps between frames `frame − 1` and `frame`.
+/// A discontinuity left unsmoothed: `joint` (or, for `None`, the whole pose) jumps between
+/// frames `frame − 1` and `frame`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cut {
-    pub joint: usize,
+    pub joint: Option<usize>,
     pub frame: usize,
 }
 
@@ -348,7 +381,7 @@ pub fn clean(skeleton: &Skeleton, clip: &Clip, legs: &[Leg], options: &CleanOpti
     let h = hip_height(skeleton, legs);
     let mut frames = original.clone();
     let cuts = match &options.filter {
-        Some(filter) => frames.filter(filter, &animated_joints(clip), h, &options.limits)?,
+        Some(filter) => frames.filter(skeleton, filter, &animated_joints(clip), h, &options.limits)?,
         None => Vec::new(),
     };
     let legs = match &options.footskate {
@@ -402,6 +435,41 @@ mod tests {
     }
 
     #[test]
+    fn a_pose_jump_cuts_every_track() {
+        // Frame 0 has every leg joint bent 25° (under the 30° joint limit), then the leg hangs
+        // still: the pose moves ~0.3 H in one frame (~40 H/s), a whole-pose cut.
+        let (s, legs) = leg(-Vec3::Y);
+        let h = hip_height(&s, &legs);
+        let poses: Vec<Vec<Transform>> = (0..20)
+            .map(|f| {
+                let mut p = s.rest_local.clone();
+                if f == 0 {
+                    for t in &mut p[1..4] {
+                        t.rotation = Quat::from_rotation_x(25f32.to_radians());
+                    }
+                }
+                p
+            })
+            .collect();
+        let mut frames = Frames {
+            fps: 120.0,
+            start: 0.0,
+            poses: poses.clone(),
+        };
+        let filter = Filter::Butterworth { cutoff: 6.0, order: 2 };
+        let cuts = frames
+            .filter(&s, &filter, &[1, 2, 3], h, &StepLimits::default())
+            .unwrap();
+        assert_eq!(cuts, vec![Cut { joint: None, frame: 1 }]);
+        // Both pieces are constant, so nothing changes.
+        for (a, b) in frames.poses.iter().zip(&poses) {
+            for (x, y) in a.iter().zip(b) {
+                assert!(x.rotation.angle_between(y.rotation) < 1e-5);
+            }
+        }
+    }
+
+    #[test]
     fn pieces_split_at_cuts() {
         assert_eq!(pieces(10, &[]), vec![0..10]);
         assert_eq!(pieces(10, &[1, 5]), vec![0..1, 1..5, 5..10]);
@@ -411,6 +479,13 @@ mod tests {
     #[test]
     fn a_jump_is_kept_and_the_pieces_are_smoothed() {
         // One joint: frame 0 a reference pose turned 90°, then a slow turn with jitter.
+        let mut skeleton = Skeleton {
+            names: vec!["root".into()],
+            parents: vec![None],
+            rest_local: vec![Transform::IDENTITY],
+            inverse_bind: Vec::new(),
+        };
+        skeleton.bind_to_rest();
         let poses: Vec<Vec<Transform>> = (0..60)
             .map(|f| {
                 let angle = if f == 0 {
@@ -430,8 +505,16 @@ mod tests {
             poses,
         };
         let filter = Filter::Butterworth { cutoff: 6.0, order: 2 };
-        let cuts = frames.filter(&filter, &[0], 1.0, &StepLimits::default()).unwrap();
-        assert_eq!(cuts, vec![Cut { joint: 0, frame: 1 }]);
+        let cuts = frames
+            .filter(&skeleton, &filter, &[0], 1.0, &StepLimits::default())
+            .unwrap();
+        assert_eq!(
+            cuts,
+            vec![Cut {
+                joint: Some(0),
+                frame: 1
+            }]
+        );
         // The reference frame is untouched; the rest follows the slow turn with under half the
         // ±0.002 rad jitter left.
         assert_eq!(
