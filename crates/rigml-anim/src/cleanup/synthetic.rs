@@ -75,3 +75,102 @@ pub fn damage(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rigml_core::{Channel, ChannelValues, Clip, Interpolation, Skeleton, Transform};
+
+    /// Hips → hip → knee → ankle → toe standing on y = 0, 30 still frames.
+    fn standing() -> (Skeleton, Clip, Frames, Vec<Leg>) {
+        let t = |x: f32, y: f32, z: f32| Transform::from_translation(Vec3::new(x, y, z));
+        let mut s = Skeleton {
+            names: ["Hips", "UpLeg", "Leg", "Foot", "Toe"].map(String::from).to_vec(),
+            parents: vec![None, Some(0), Some(1), Some(2), Some(3)],
+            rest_local: vec![
+                t(0.0, 2.2, 0.0),
+                t(0.1, -0.2, 0.0),
+                t(0.0, -1.0, 0.05),
+                t(0.0, -1.0, -0.05),
+                t(0.0, 0.0, 0.3),
+            ],
+            inverse_bind: Vec::new(),
+        };
+        s.bind_to_rest();
+        let times: Vec<f32> = (0..30).map(|f| f as f32 / 30.0).collect();
+        let clip = Clip {
+            name: "still".into(),
+            channels: vec![
+                Channel {
+                    joint: 0,
+                    interpolation: Interpolation::Linear,
+                    times: times.clone(),
+                    values: ChannelValues::Translation(vec![Vec3::new(0.0, 2.2, 0.0); 30]),
+                },
+                Channel {
+                    joint: 2,
+                    interpolation: Interpolation::Linear,
+                    times,
+                    values: ChannelValues::Rotation(vec![Quat::IDENTITY; 30]),
+                },
+            ],
+        };
+        let frames = Frames::bake(&s, &clip).unwrap();
+        let legs = vec![Leg {
+            name: "left".into(),
+            hip: 1,
+            knee: 2,
+            ankle: 3,
+            toe: Some(4),
+        }];
+        (s, clip, frames, legs)
+    }
+
+    #[test]
+    fn damage_is_seeded_and_drifts_while_planted() {
+        let (s, clip, frames, legs) = standing();
+        let d = Damage {
+            seed: 3,
+            jitter_degrees: 1.0,
+            drift_speed: 0.3,
+        };
+        let run = |d: &Damage| {
+            let mut f = frames.clone();
+            damage(&s, &mut f, &clip, &legs, 2.2, d).unwrap();
+            f
+        };
+        let (a, b) = (run(&d), run(&d));
+        assert_eq!(a, b);
+        assert_ne!(a, run(&Damage { seed: 4, ..d }));
+        // The foot stands still the whole clip, so the root drifts every frame: 0.3·2.2/30 each.
+        let last = a.poses[29][0].translation.x;
+        assert!((last - 30.0 * 0.3 * 2.2 / 30.0).abs() < 1e-4, "{last}");
+        // Only animated joints get jitter (joint 1 has no channel).
+        assert_eq!(a.poses[10][1], frames.poses[10][1]);
+        assert_ne!(a.poses[10][2].rotation, frames.poses[10][2].rotation);
+        // No damage changes nothing; bad parameters are refused.
+        let none = run(&Damage {
+            seed: 3,
+            jitter_degrees: 0.0,
+            drift_speed: 0.0,
+        });
+        for (p, q) in none.poses.iter().zip(&frames.poses) {
+            for (x, y) in p.iter().zip(q) {
+                assert!(x.rotation.angle_between(y.rotation) < 1e-6 && x.translation == y.translation);
+            }
+        }
+        let mut f = frames.clone();
+        assert!(damage(
+            &s,
+            &mut f,
+            &clip,
+            &legs,
+            2.2,
+            &Damage {
+                jitter_degrees: f32::NAN,
+                ..d
+            }
+        )
+        .is_err());
+    }
+}
