@@ -172,6 +172,7 @@ pub struct HumanoidMap {
     /// Joint indices of each chain, root first, in [`ChainKind::ALL`] order. A chain's root is
     /// fixed while it is solved (spine: hips; neck: the spine's end; limbs: upper arm / leg).
     chains: [Vec<usize>; 6],
+    motion_root: usize,
 }
 
 impl HumanoidMap {
@@ -183,6 +184,12 @@ impl HumanoidMap {
     /// The joints of a chain, root first (at least two).
     pub fn chain(&self, kind: ChainKind) -> &[usize] {
         &self.chains[kind as usize]
+    }
+
+    /// The joint that carries root motion: the hips, or (when the legs hang beside the hips
+    /// from a common root, as in Quaternius rigs) that root. Moving it moves hips and legs.
+    pub fn motion_root(&self) -> usize {
+        self.motion_root
     }
 
     /// Every `(role, joint)` pair that is mapped, in [`Role::ALL`] order.
@@ -343,19 +350,21 @@ fn build(skeleton: &Skeleton, mut table: [Option<usize>; 22], asset: &str) -> Re
         ChainKind::RightLeg,
         [Role::RightUpperLeg, Role::RightLowerLeg, Role::RightFoot],
     );
-    for (leg, role) in [(&left_leg, Role::LeftUpperLeg), (&right_leg, Role::RightUpperLeg)] {
-        if leg
-            .first()
-            .is_some_and(|&u| !is_ancestor(skeleton, hips, u) || u == hips)
-        {
+    // The joint that carries root motion: the hips, or the root both hips and legs hang from.
+    let motion_root = lowest_common_ancestor(skeleton, hips, get(Role::LeftUpperLeg))
+        .and_then(|a| lowest_common_ancestor(skeleton, a, get(Role::RightUpperLeg)));
+    let motion_root = match motion_root {
+        Some(m) if ![Role::LeftUpperLeg, Role::RightUpperLeg].contains(&role_of(&table, m)) => m,
+        _ => {
             problems.push(format!(
-                "{} ({}) does not hang below hips ({})",
-                role.name(),
-                name(get(role)),
+                "the legs ({}, {}) and hips ({}) do not hang from a common joint",
+                name(get(Role::LeftUpperLeg)),
+                name(get(Role::RightUpperLeg)),
                 name(hips)
             ));
+            hips
         }
-    }
+    };
     // The branch the arms hang from ends the spine and starts the neck.
     let branch = lowest_common_ancestor(skeleton, get(Role::LeftUpperArm), get(Role::RightUpperArm));
     let spine = match branch {
@@ -401,7 +410,16 @@ fn build(skeleton: &Skeleton, mut table: [Option<usize>; 22], asset: &str) -> Re
     Ok(HumanoidMap {
         roles: table,
         chains: [spine, neck, left_arm, right_arm, left_leg, right_leg],
+        motion_root,
     })
+}
+
+/// The role a joint plays in `table` (Hips when it plays none; only compared with limb roles).
+fn role_of(table: &[Option<usize>; 22], j: usize) -> Role {
+    Role::ALL
+        .into_iter()
+        .find(|r| table[r.index()] == Some(j))
+        .unwrap_or(Role::Hips)
 }
 
 fn why_missing(role: Role) -> &'static str {
@@ -416,3 +434,9 @@ fn why_missing(role: Role) -> &'static str {
 
 #[cfg(test)]
 mod tests;
+
+/// A T-posed Mixamo-named test skeleton (hips at y = 1, left along +X, facing +Z).
+#[cfg(test)]
+pub(crate) fn test_skeleton() -> Skeleton {
+    tests::humanoid(tests::mixamo)
+}

@@ -9,7 +9,7 @@ use glam::{Quat, Vec3};
 
 /// Relative slack kept from full extension and full folding in [`two_bone`], as a fraction of
 /// the summed bone lengths, so the bend plane stays defined.
-pub const REACH_EPSILON: f32 = 1e-4;
+pub const REACH_EPSILON: f32 = 1e-6;
 
 /// Default FABRIK iteration cap (ALGORITHMS.md §7).
 pub const FABRIK_MAX_ITERATIONS: usize = 10;
@@ -145,6 +145,28 @@ fn place(anchor: Vec3, towards: Vec3, length: f32) -> Vec3 {
     }
 }
 
+/// Spin a solved chain about its root→end axis so that joint `mid` bends towards `pole` (a
+/// direction), as FABRIK leaves that free. The root and end stay; bone lengths are kept. Does
+/// nothing when `mid` is the root or end, or lies (almost) on the axis.
+pub fn twist_to_pole(positions: &mut [Vec3], mid: usize, pole: Vec3) {
+    let n = positions.len();
+    if n < 3 || mid == 0 || mid >= n - 1 {
+        return;
+    }
+    let root = positions[0];
+    let Some(axis) = (positions[n - 1] - root).try_normalize() else {
+        return;
+    };
+    let (Some(have), Some(want)) = (perpendicular(positions[mid] - root, axis), perpendicular(pole, axis)) else {
+        return;
+    };
+    let angle = have.cross(want).dot(axis).atan2(have.dot(want));
+    let q = Quat::from_axis_angle(axis, angle);
+    for p in &mut positions[1..n - 1] {
+        *p = root + q * (*p - root);
+    }
+}
+
 /// World-space delta rotations that turn the bones of a chain from `old` positions into `new`
 /// ones, root first: pre-multiply joint `i`'s world rotation by `deltas[i]` after applying
 /// `deltas[..i]` to its ancestors (as in [`two_bone`]). `deltas.len() == old.len() - 1`; the end
@@ -239,6 +261,14 @@ mod tests {
         let out = fabrik(&chain, Vec3::new(0.0, 0.0, -5.0), 1e-4, FABRIK_MAX_ITERATIONS);
         assert!((out.positions[2] - Vec3::new(0.0, 0.0, -2.0)).length() < 1e-5);
         assert!((out.error - 3.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn twist_to_pole_turns_the_middle_joint() {
+        let mut chain = vec![Vec3::ZERO, Vec3::new(0.3, 1.0, 0.0), Vec3::new(0.0, 2.0, 0.0)];
+        twist_to_pole(&mut chain, 1, Vec3::Z);
+        assert!((chain[1] - Vec3::new(0.0, 1.0, 0.3)).length() < 1e-5, "{}", chain[1]);
+        assert_eq!(chain[2], Vec3::new(0.0, 2.0, 0.0));
     }
 
     #[test]

@@ -7,22 +7,23 @@ mod common;
 
 use glam::Vec3;
 use rigml_anim::cleanup::{self, contacts, synthetic, CleanOptions, Frames, Leg};
-use rigml_anim::humanoid::map_humanoid;
+use rigml_anim::retarget::rig_for;
 use rigml_core::{Clip, Skeleton};
 use rigml_eval::retarget_metrics::{foot_skate, jitter};
 
 const CLIP: &str = "cmu_131_01_walk";
 
-fn load() -> (Skeleton, Clip, Vec<Leg>) {
+/// The clip, its skeleton, both legs and the hip height `H` (the IK-Rig's measurement).
+fn load() -> (Skeleton, Clip, Vec<Leg>, f32) {
     let rows = common::rows_where("id", CLIP);
     let row = rows.first().expect("cmu_131_01_walk in the manifest");
     assert_eq!(row.get("split"), "train");
     let character = rigml_io::load(&row.path()).expect("the clip loads");
     let skeleton = character.skeleton;
     let clip = character.clips.into_iter().next().expect("a BVH has one clip");
-    let map = map_humanoid(&skeleton).expect("CMU skeletons map");
-    let legs = Leg::from_humanoid(&map, &skeleton).expect("both legs");
-    (skeleton, clip, legs)
+    let info = rig_for(&skeleton, &[], CLIP).expect("CMU skeletons are humanoids");
+    let legs = Leg::from_humanoid(&info.map, &skeleton).expect("both legs");
+    (skeleton, clip, legs, info.hip_height)
 }
 
 /// (jitter in H/s³ over all joints, foot skate in H/s as METRICS.md §7 with ground y = 0, the
@@ -40,8 +41,7 @@ fn measure(skeleton: &Skeleton, frames: &Frames, legs: &[Leg], h: f32) -> (f64, 
 
 #[test]
 fn damaged_walk_loses_its_jitter_and_foot_slide() {
-    let (skeleton, clip, legs) = load();
-    let h = cleanup::hip_height(&skeleton, &legs);
+    let (skeleton, clip, legs, h) = load();
     let mut damaged = Frames::bake(&skeleton, &clip).unwrap();
     let clean_motion = (measure(&skeleton, &damaged, &legs, h), damaged.len());
     let damage = synthetic::Damage {
@@ -52,7 +52,7 @@ fn damaged_walk_loses_its_jitter_and_foot_slide() {
     synthetic::damage(&skeleton, &mut damaged, &clip, &legs, h, &damage).unwrap();
     let damaged_clip = damaged.to_clip(&clip);
     let before = measure(&skeleton, &damaged, &legs, h);
-    let cleaned = cleanup::clean(&skeleton, &damaged_clip, &legs, &CleanOptions::default()).unwrap();
+    let cleaned = cleanup::clean(&skeleton, &damaged_clip, &legs, h, &CleanOptions::default()).unwrap();
     let after = measure(&skeleton, &cleaned.frames, &legs, h);
     println!(
         "{CLIP}: H {h:.3}, {} frames; clean (jitter, skate y=0, skate floor) {:?}",
@@ -110,14 +110,14 @@ fn change(skeleton: &Skeleton, cleaned: &cleanup::Cleaned) -> (f32, f32, f32) {
 
 #[test]
 fn clean_walk_is_nearly_unchanged() {
-    let (skeleton, clip, legs) = load();
+    let (skeleton, clip, legs, h) = load();
     // Filter alone (Butterworth 6 Hz, zero phase): every joint within 0.1 H (the largest change
     // is a thumb tip whose marker glitches), on average under 0.005 H.
     let filtered = CleanOptions {
         footskate: None,
         ..CleanOptions::default()
     };
-    let filtered = cleanup::clean(&skeleton, &clip, &legs, &filtered).unwrap();
+    let filtered = cleanup::clean(&skeleton, &clip, &legs, h, &filtered).unwrap();
     let (mean, p99, max) = change(&skeleton, &filtered);
     println!("{CLIP} filter only: joint position change / H: mean {mean:.4}, p99 {p99:.4}, max {max:.4}");
     assert!(
@@ -126,7 +126,7 @@ fn clean_walk_is_nearly_unchanged() {
     );
     // The whole pipeline also pins the feet, which removes this stylised walk's own sliding
     // (up to ~0.1 H at a knee): on average under 0.01 H, everywhere under 0.15 H.
-    let cleaned = cleanup::clean(&skeleton, &clip, &legs, &CleanOptions::default()).unwrap();
+    let cleaned = cleanup::clean(&skeleton, &clip, &legs, h, &CleanOptions::default()).unwrap();
     let (mean, p99, max) = change(&skeleton, &cleaned);
     println!("{CLIP} filter + foot skate: joint position change / H: mean {mean:.4}, p99 {p99:.4}, max {max:.4}");
     assert!(
@@ -160,16 +160,16 @@ fn report_on_the_test_split() {
         let Some(clip) = character.clips.into_iter().next() else {
             continue;
         };
-        let legs = match map_humanoid(&skeleton).map(|m| Leg::from_humanoid(&m, &skeleton)) {
-            Ok(Ok(legs)) => legs,
-            other => {
-                println!("{}: no legs ({other:?})", row.id());
-                continue;
-            }
-        };
-        let cleaned = cleanup::clean(&skeleton, &clip, &legs, &CleanOptions::default()).unwrap();
+        let (legs, h) =
+            match rig_for(&skeleton, &[], row.id()).map(|i| (Leg::from_humanoid(&i.map, &skeleton), i.hip_height)) {
+                Ok((Ok(legs), h)) => (legs, h),
+                other => {
+                    println!("{}: no legs ({other:?})", row.id());
+                    continue;
+                }
+            };
+        let cleaned = cleanup::clean(&skeleton, &clip, &legs, h, &CleanOptions::default()).unwrap();
         let (mean, _, max) = change(&skeleton, &cleaned);
-        let h = cleaned.hip_height;
         let raw = measure(&skeleton, &cleaned.original, &legs, h);
         let mut damaged = cleaned.original.clone();
         let damage = synthetic::Damage {
@@ -179,7 +179,7 @@ fn report_on_the_test_split() {
         };
         synthetic::damage(&skeleton, &mut damaged, &clip, &legs, h, &damage).unwrap();
         let before = measure(&skeleton, &damaged, &legs, h);
-        let fixed = cleanup::clean(&skeleton, &damaged.to_clip(&clip), &legs, &CleanOptions::default()).unwrap();
+        let fixed = cleanup::clean(&skeleton, &damaged.to_clip(&clip), &legs, h, &CleanOptions::default()).unwrap();
         let after = measure(&skeleton, &fixed.frames, &legs, h);
         println!(
             "{} | {} | {h:.2} | {:.0}, {mean:.4}/{max:.4} | {:.0} -> {:.0} | {:.4} -> {:.4} | {:.4} -> {:.4}",

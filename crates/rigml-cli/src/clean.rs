@@ -4,7 +4,8 @@
 use anyhow::{anyhow, bail, Context, Result};
 use glam::Vec3;
 use rigml_anim::cleanup::{self, contacts, CleanOptions, Filter, FootskateOptions, Frames, Leg, StepLimits};
-use rigml_anim::humanoid::{map_humanoid_with, parse_map_file, skeleton_label};
+use rigml_anim::humanoid::{parse_map_file, skeleton_label};
+use rigml_anim::retarget::rig_for;
 use rigml_core::Skeleton;
 use rigml_eval::retarget_metrics::{foot_skate, jitter};
 use rigml_io::{Format, SaveOptions};
@@ -168,7 +169,8 @@ fn describe(filter: &Option<Filter>) -> String {
     }
 }
 
-fn legs_of(args: &Args, skeleton: &Skeleton) -> Result<Vec<Leg>> {
+/// The legs and hip height `H` of a humanoid skeleton (with `--map` overrides).
+fn legs_of(args: &Args, skeleton: &Skeleton) -> Result<(Vec<Leg>, f32)> {
     let overrides = match &args.map {
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
@@ -177,9 +179,10 @@ fn legs_of(args: &Args, skeleton: &Skeleton) -> Result<Vec<Leg>> {
         None => Vec::new(),
     };
     let asset = format!("{}: {}", args.input.display(), skeleton_label(skeleton));
-    let map = map_humanoid_with(skeleton, &overrides, &asset)
+    let info = rig_for(skeleton, &overrides, &asset)
         .map_err(|e| anyhow!("{e} (pass --map FILE to name the leg joints, or --no-footskate)"))?;
-    Leg::from_humanoid(&map, skeleton).map_err(|e| anyhow!("{}: {e}", args.input.display()))
+    let legs = Leg::from_humanoid(&info.map, skeleton).map_err(|e| anyhow!("{}: {e}", args.input.display()))?;
+    Ok((legs, info.hip_height))
 }
 
 /// Write the cleaned character: BVH with the input's own rotation orders when both are BVH,
@@ -223,9 +226,9 @@ pub fn run(args: &Args) -> Result<String> {
     let Some(clip) = character.clips.first().cloned() else {
         bail!("{input}: has no animation clip to clean");
     };
-    let legs = if args.no_footskate {
-        // Legs still give the hips and the feet to measure, when the skeleton has them.
-        legs_of(args, &skeleton).unwrap_or_default()
+    let (legs, h) = if args.no_footskate {
+        // A humanoid still gives H and the feet to measure; anything else is scaled by its size.
+        legs_of(args, &skeleton).unwrap_or_else(|_| (Vec::new(), cleanup::rest_size(&skeleton)))
     } else {
         legs_of(args, &skeleton)?
     };
@@ -238,8 +241,7 @@ pub fn run(args: &Args) -> Result<String> {
         },
         footskate: (!args.no_footskate).then(FootskateOptions::default),
     };
-    let cleaned = cleanup::clean(&skeleton, &clip, &legs, &options).map_err(|e| anyhow!("{input}: {e}"))?;
-    let h = cleaned.hip_height;
+    let cleaned = cleanup::clean(&skeleton, &clip, &legs, h, &options).map_err(|e| anyhow!("{input}: {e}"))?;
     let before = measure(&skeleton, &cleaned.original, &legs, h);
     let after = measure(&skeleton, &cleaned.frames, &legs, h);
     if let Some(first) = character.clips.first_mut() {
@@ -294,8 +296,14 @@ pub fn run(args: &Args) -> Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{input}: clip {:?}, {} frames at {fps:.2} fps, hip height H = {h:.3}",
-        report.clip, report.frames
+        "{input}: clip {:?}, {} frames at {fps:.2} fps, {} = {h:.3}",
+        report.clip,
+        report.frames,
+        if legs.is_empty() {
+            "size (not a humanoid: no hip height)"
+        } else {
+            "hip height H"
+        }
     );
     let _ = writeln!(out, "filter: {}", report.filter);
     if !report.cuts.is_empty() {

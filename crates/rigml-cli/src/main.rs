@@ -8,8 +8,10 @@ mod clean;
 mod convert;
 mod demo;
 mod eval;
+mod ikrig;
 mod inspect;
 mod render;
+mod retarget;
 mod skin;
 
 use clap::{Parser, Subcommand};
@@ -25,7 +27,9 @@ Examples:
   rigml render Fox.glb --all --poses 6 -o fox.png
   rigml skin Ranger.glb --method heat -o ranger-heat.glb
   rigml eval --split val --methods nearest,heat,voxel -o report/
-  rigml clean walk.bvh -o walk-clean.bvh    smooth a mocap clip and remove foot skate";
+  rigml clean walk.bvh -o walk-clean.bvh    smooth a mocap clip and remove foot skate
+  rigml retarget walk.bvh --to Ranger.glb -o ranger-walk.glb
+  rigml ikrig encode walk.bvh -o walk.csv";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
@@ -44,6 +48,8 @@ enum Command {
     Skin(skin::Args),
     Eval(eval::Args),
     Clean(clean::Args),
+    Retarget(retarget::Args),
+    Ikrig(ikrig::Args),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +62,8 @@ fn main() -> ExitCode {
         Command::Skin(args) => skin::run(&args),
         Command::Eval(args) => eval::run(&args),
         Command::Clean(args) => clean::run(&args),
+        Command::Retarget(args) => retarget::run(&args),
+        Command::Ikrig(args) => ikrig::run(&args),
     };
     match result {
         Ok(text) => print(&text),

@@ -4,8 +4,8 @@
 #[path = "../../rigml-io/tests/common/mod.rs"]
 mod common;
 
-use rigml_anim::cleanup::{self, synthetic, Frames, Leg};
-use rigml_anim::humanoid::map_humanoid;
+use rigml_anim::cleanup::{synthetic, Frames, Leg};
+use rigml_anim::retarget::rig_for;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -43,8 +43,9 @@ fn damaged_walk(dir: &Path) -> PathBuf {
     let mut character = rigml_io::load(&walk()).unwrap();
     let skeleton = &character.skeleton;
     let clip = character.clips[0].clone();
-    let legs = Leg::from_humanoid(&map_humanoid(skeleton).unwrap(), skeleton).unwrap();
-    let h = cleanup::hip_height(skeleton, &legs);
+    let info = rig_for(skeleton, &[], "walk").unwrap();
+    let legs = Leg::from_humanoid(&info.map, skeleton).unwrap();
+    let h = info.hip_height;
     let mut frames = Frames::bake(skeleton, &clip).unwrap();
     let damage = synthetic::Damage {
         seed: 11,

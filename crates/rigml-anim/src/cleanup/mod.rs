@@ -286,35 +286,18 @@ pub fn animated_joints(clip: &Clip) -> Vec<usize> {
     joints
 }
 
-/// Hip height `H` (docs/METRICS.md §7, from the rest pose) for a skeleton with these legs: how
-/// far the hips (the root above the first leg) stand above the lowest joint of the rest pose.
-/// BVH rest poses put the hips at the origin and the feet below, so this is the standing height
-/// of the hips over the toes. A rest pose that is not upright (Z-up, lying) gives a height under
-/// half the hips → ankle bone-chain length; then that chain length is used instead. Without
-/// legs, the height of joint 0 above the lowest joint.
-pub fn hip_height(skeleton: &Skeleton, legs: &[Leg]) -> f32 {
+/// A length to scale thresholds by on skeletons that are not humanoids (no hip height `H`,
+/// which [`crate::rig::RigInfo`] measures): half the largest extent of the rest pose's joints,
+/// about `H` for a standing figure. 1 for an empty or pointlike skeleton.
+pub fn rest_size(skeleton: &Skeleton) -> f32 {
     let rest: Vec<Vec3> = skeleton.rest_world().iter().map(|m| m.w_axis.truncate()).collect();
-    let hips = legs.first().map_or(0, |l| root_of(skeleton, l.hip));
-    let lowest = rest.iter().map(|p| p.y).fold(f32::INFINITY, f32::min);
-    let vertical = rest.get(hips).map_or(0.0, |p| p.y - lowest);
-    let chain = legs
-        .iter()
-        .map(|l| {
-            let (mut j, mut length) = (l.ankle, 0.0f32);
-            while let Some(p) = skeleton.parents.get(j).copied().flatten() {
-                length += rest.get(j).zip(rest.get(p)).map_or(0.0, |(a, b)| a.distance(*b));
-                if p == hips {
-                    break;
-                }
-                j = p;
-            }
-            length
-        })
-        .fold(0.0f32, f32::max);
-    if vertical < 0.5 * chain {
-        chain
+    let lo = rest.iter().copied().fold(Vec3::splat(f32::INFINITY), Vec3::min);
+    let hi = rest.iter().copied().fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
+    let size = 0.5 * (hi - lo).max_element();
+    if size.is_finite() && size > 0.0 {
+        size
     } else {
-        vertical
+        1.0
     }
 }
 
@@ -365,7 +348,7 @@ pub struct Cleaned {
     pub frames: Frames,
     /// The input motion as frames, for before/after measurements.
     pub original: Frames,
-    /// Hip height used for the contact thresholds, in skeleton units.
+    /// Hip height `H` the thresholds were scaled by, in skeleton units.
     pub hip_height: f32,
     /// Contacts and changes per leg (empty when foot-skate removal was off).
     pub legs: Vec<LegReport>,
@@ -375,10 +358,18 @@ pub struct Cleaned {
 
 /// Clean `clip` on `skeleton`: bake to frames, filter every animated track (in pieces between
 /// its discontinuities), then remove foot skate on `legs` (contacts detected on the filtered
-/// motion).
-pub fn clean(skeleton: &Skeleton, clip: &Clip, legs: &[Leg], options: &CleanOptions) -> Result<Cleaned, CleanupError> {
+/// motion). `hip_height` is `H` (docs/METRICS.md §7, [`crate::rig::RigInfo::hip_height`] for a
+/// humanoid, [`rest_size`] otherwise): translation filtering, step limits and contact thresholds
+/// are in units of it.
+pub fn clean(
+    skeleton: &Skeleton,
+    clip: &Clip,
+    legs: &[Leg],
+    hip_height: f32,
+    options: &CleanOptions,
+) -> Result<Cleaned, CleanupError> {
     let original = Frames::bake(skeleton, clip)?;
-    let h = hip_height(skeleton, legs);
+    let h = hip_height;
     let mut frames = original.clone();
     let cuts = match &options.filter {
         Some(filter) => frames.filter(skeleton, filter, &animated_joints(clip), h, &options.limits)?,
@@ -424,13 +415,14 @@ mod tests {
     }
 
     #[test]
-    fn hip_height_from_upright_and_lying_rest_poses() {
-        // Upright: hips 2.2 above the ankle and toe.
-        let (s, legs) = leg(-Vec3::Y);
-        assert!((hip_height(&s, &legs) - 2.2).abs() < 1e-6);
-        // Lying along -z: no height, so the hips → ankle chain (0.2 + 1 + 1) is used.
-        let (s, legs) = leg(-Vec3::Z);
-        assert!((hip_height(&s, &legs) - 2.2).abs() < 1e-6);
+    fn rest_size_is_half_the_largest_extent() {
+        // Upright: joints span y from 0 down to -2.2 (x 0 to 0.3).
+        let (s, _) = leg(-Vec3::Y);
+        assert!((rest_size(&s) - 1.1).abs() < 1e-6);
+        // Lying along -z: the same size.
+        let (s, _) = leg(-Vec3::Z);
+        assert!((rest_size(&s) - 1.1).abs() < 1e-6);
+        assert_eq!(rest_size(&Skeleton::default()), 1.0);
         assert_eq!(root_of(&s, 4), 0);
     }
 
@@ -438,8 +430,8 @@ mod tests {
     fn a_pose_jump_cuts_every_track() {
         // Frame 0 has every leg joint bent 25° (under the 30° joint limit), then the leg hangs
         // still: the pose moves ~0.3 H in one frame (~40 H/s), a whole-pose cut.
-        let (s, legs) = leg(-Vec3::Y);
-        let h = hip_height(&s, &legs);
+        let (s, _) = leg(-Vec3::Y);
+        let h = 2.2;
         let poses: Vec<Vec<Transform>> = (0..20)
             .map(|f| {
                 let mut p = s.rest_local.clone();

@@ -297,13 +297,15 @@ pub(super) fn detect(skeleton: &Skeleton, table: &mut [Option<usize>; 22]) {
     }
     // Hips: a hips-named joint above both legs, else the legs' common ancestor.
     let legs = (table[Role::LeftUpperLeg.index()], table[Role::RightUpperLeg.index()]);
-    let above_legs = |j: usize| match legs {
-        (Some(l), Some(r)) => is_ancestor(skeleton, j, l) && is_ancestor(skeleton, j, r) && j != l && j != r,
-        _ => true,
+    // Hips: a hips-named joint outside the legs (above them, or beside them under a common
+    // root as in Quaternius rigs), else the legs' common ancestor.
+    let in_legs = |j: usize| match legs {
+        (Some(l), Some(r)) => is_ancestor(skeleton, l, j) || is_ancestor(skeleton, r, j),
+        _ => false,
     };
     let hips = info
         .shallowest(None, is_hips_name)
-        .filter(|&j| above_legs(j))
+        .filter(|&j| !in_legs(j))
         .or_else(|| match legs {
             (Some(l), Some(r)) => lowest_common_ancestor(skeleton, l, r),
             _ => None,
@@ -333,9 +335,9 @@ pub(super) fn detect(skeleton: &Skeleton, table: &mut [Option<usize>; 22]) {
 
 /// Limb end from the rest pose when no name matches: among joints on `side` (by name, else by
 /// the sign of x relative to the skeleton's centre), the leaf chain that reaches lowest (legs)
-/// or farthest sideways (arms), excluding joints already in a leg. For legs the end is the
-/// leaf's parent when the last bone is mostly horizontal (a toe); for arms the first joint with
-/// several children (the hand with fingers) or else the leaf.
+/// or farthest sideways (arms), excluding joints already in a leg. On that chain the end is,
+/// for arms, the first joint with several children (a hand with fingers); otherwise the joint
+/// ending the longest two consecutive bones. Assumes a Y-up, +Z-facing rest pose.
 fn fallback_end(
     skeleton: &Skeleton,
     info: &Info,
@@ -376,32 +378,28 @@ fn fallback_end(
                 .total_cmp(&(info.rest[b].x - centre_x).abs())
         })?
     };
-    if is_leg {
-        let p = parent(skeleton, leaf)?;
-        let bone = info.rest[leaf] - info.rest[p];
-        let horizontal = (bone.x * bone.x + bone.z * bone.z).sqrt();
-        Some(if horizontal > bone.y.abs() { p } else { leaf })
-    } else {
-        // Walk down from the top of this side's chain to the first branching joint.
-        let mut chain = vec![leaf];
-        let mut at = leaf;
-        while let Some(p) = parent(skeleton, at) {
-            if !on_side(p) || info.children[p].len() > 1 && info.sides[p].is_none() {
-                break;
-            }
-            chain.push(p);
-            at = p;
+    // This side's chain, from where it leaves the trunk down to the leaf.
+    let mut chain = vec![leaf];
+    let mut at = leaf;
+    while let Some(p) = parent(skeleton, at) {
+        if !on_side(p) || info.children[p].len() > 1 && info.sides[p].is_none() {
+            break;
         }
-        chain.reverse();
+        chain.push(p);
+        at = p;
+    }
+    chain.reverse();
+    if !is_leg {
         if let Some(hand) = chain.iter().copied().find(|&j| info.children[j].len() > 1) {
             return Some(hand);
         }
-        // No fingers: the hand ends the longest two consecutive bones (upper arm + forearm).
-        let bone = |j: usize| parent(skeleton, j).map_or(0.0, |p| info.rest[j].distance(info.rest[p]));
-        chain
-            .windows(2)
-            .max_by(|a, b| (bone(a[0]) + bone(a[1])).total_cmp(&(bone(b[0]) + bone(b[1]))))
-            .map(|w| w[1])
-            .or(Some(leaf))
     }
+    // The limb's two long bones (thigh + shin, upper arm + forearm) are the longest
+    // consecutive pair; the foot or hand ends them.
+    let bone = |j: usize| parent(skeleton, j).map_or(0.0, |p| info.rest[j].distance(info.rest[p]));
+    chain
+        .windows(2)
+        .max_by(|a, b| (bone(a[0]) + bone(a[1])).total_cmp(&(bone(b[0]) + bone(b[1]))))
+        .map(|w| w[1])
+        .or(Some(leaf))
 }

@@ -52,7 +52,7 @@ pub(crate) fn humanoid(name: impl Fn(&str, &str) -> String) -> Skeleton {
     skeleton(&rows)
 }
 
-fn mixamo(word: &str, side: &str) -> String {
+pub(crate) fn mixamo(word: &str, side: &str) -> String {
     let side = match side {
         "L" => "Left",
         "R" => "Right",
