@@ -49,7 +49,7 @@ pub struct Args {
     /// Savitzky–Golay window in frames (odd, at least 3); overrides --cutoff.
     #[arg(long, value_name = "FRAMES")]
     pub window: Option<usize>,
-    /// 1€ speed coefficient: how fast the cutoff rises with speed (default 1).
+    /// 1€ speed coefficient: how fast the cutoff rises with speed.
     #[arg(long, default_value_t = 1.0)]
     pub beta: f64,
     /// Rotation per frame (degrees) beyond which a joint's track is filtered in separate pieces

@@ -142,5 +142,7 @@ fn bad_input_and_parameters_fail_cleanly() {
         &["clean", walk, "-o", "x.bvh", "--filter", "savgol", "--window", "4"],
     );
     assert_clean_failure(&o, "cmu_131_01_walk.bvh");
+    let o = rigml(dir.path(), &["clean", walk, "-o", "x.bvh", "--max-step=-5"]);
+    assert_clean_failure(&o, "cmu_131_01_walk.bvh");
     assert!(!dir.path().join("x.bvh").exists());
 }

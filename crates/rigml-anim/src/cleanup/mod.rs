@@ -151,6 +151,7 @@ impl Frames {
     ) -> Result<Vec<Cut>, CleanupError> {
         let fps = f64::from(self.fps);
         filter.validate(fps)?;
+        limits.validate()?;
         let scale = if scale > 0.0 && scale.is_finite() { scale } else { 1.0 };
         let max_angle = limits.max_rotation_degrees.to_radians();
         let pose_cuts = self.pose_jumps(skeleton, scale, limits.max_pose_speed);
@@ -261,6 +262,20 @@ impl Default for StepLimits {
             max_rotation_degrees: 30.0,
             max_translation: 0.25,
             max_pose_speed: 10.0,
+        }
+    }
+}
+
+impl StepLimits {
+    /// Check that every limit is positive and finite.
+    pub fn validate(&self) -> Result<(), CleanupError> {
+        let ok = |x: f32| x.is_finite() && x > 0.0;
+        if ok(self.max_rotation_degrees) && ok(self.max_translation) && ok(self.max_pose_speed) {
+            Ok(())
+        } else {
+            Err(CleanupError::Parameter(format!(
+                "step limits must be positive and finite: {self:?}"
+            )))
         }
     }
 }
@@ -466,6 +481,12 @@ mod tests {
         assert_eq!(pieces(10, &[]), vec![0..10]);
         assert_eq!(pieces(10, &[1, 5]), vec![0..1, 1..5, 5..10]);
         assert_eq!(pieces(0, &[]), Vec::<std::ops::Range<usize>>::new());
+        let bad = StepLimits {
+            max_rotation_degrees: -1.0,
+            ..StepLimits::default()
+        };
+        assert!(bad.validate().is_err());
+        assert!(StepLimits::default().validate().is_ok());
     }
 
     #[test]
