@@ -56,6 +56,9 @@ pub struct Args {
     /// (reference frames, marker glitches): the jump is kept, not smeared.
     #[arg(long, value_name = "DEG", default_value_t = 30.0)]
     pub max_step: f32,
+    /// Lower the hips where a pinned foot is out of the leg's reach (docs/ALGORITHMS.md §8 step 4).
+    #[arg(long)]
+    pub lower_hips: bool,
     /// Only smooth; leave the feet alone.
     #[arg(long)]
     pub no_footskate: bool,
@@ -147,6 +150,8 @@ struct Report {
     hip_height: f32,
     filter: String,
     footskate: bool,
+    /// Largest lowering of the hips that kept pinned feet reachable, in hip heights.
+    hip_drop: f32,
     /// Discontinuities the filter did not smooth across: `[joint name or "(pose)", frame]`.
     cuts: Vec<(String, usize)>,
     legs: Vec<LegJson>,
@@ -239,7 +244,10 @@ pub fn run(args: &Args) -> Result<String> {
             max_rotation_degrees: args.max_step,
             ..StepLimits::default()
         },
-        footskate: (!args.no_footskate).then(FootskateOptions::default),
+        footskate: (!args.no_footskate).then(|| FootskateOptions {
+            lower_hips: args.lower_hips,
+            ..FootskateOptions::default()
+        }),
     };
     let cleaned = cleanup::clean(&skeleton, &clip, &legs, h, &options).map_err(|e| anyhow!("{input}: {e}"))?;
     let before = measure(&skeleton, &cleaned.original, &legs, h);
@@ -258,6 +266,11 @@ pub fn run(args: &Args) -> Result<String> {
         hip_height: h,
         filter: describe(&options.filter),
         footskate: options.footskate.is_some(),
+        hip_drop: if h > 0.0 {
+            cleaned.hip_drop / h
+        } else {
+            cleaned.hip_drop
+        },
         cuts: cleaned
             .cuts
             .iter()
@@ -354,6 +367,13 @@ pub fn run(args: &Args) -> Result<String> {
                 }
             );
         }
+    }
+    if args.lower_hips && options.footskate.is_some() {
+        let _ = writeln!(
+            out,
+            "hips lowered by up to {:.4} H to keep pinned feet in reach",
+            report.hip_drop
+        );
     }
     let _ = writeln!(out, "                              before -> after");
     let _ = writeln!(

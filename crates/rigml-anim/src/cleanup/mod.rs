@@ -13,7 +13,7 @@ pub mod synthetic;
 
 pub use contacts::{ContactParams, FootContacts};
 pub use filters::Filter;
-pub use footskate::{FootskateOptions, Leg, LegReport};
+pub use footskate::{Footskate, FootskateOptions, Leg, LegReport};
 
 use glam::{Quat, Vec3};
 use rayon::prelude::*;
@@ -367,6 +367,8 @@ pub struct Cleaned {
     pub hip_height: f32,
     /// Contacts and changes per leg (empty when foot-skate removal was off).
     pub legs: Vec<LegReport>,
+    /// Largest lowering of the hips that kept pinned feet reachable, in skeleton units.
+    pub hip_drop: f32,
     /// Discontinuities the filter kept (empty without a filter).
     pub cuts: Vec<Cut>,
 }
@@ -390,9 +392,12 @@ pub fn clean(
         Some(filter) => frames.filter(skeleton, filter, &animated_joints(clip), h, &options.limits)?,
         None => Vec::new(),
     };
-    let legs = match &options.footskate {
-        Some(fs) if !legs.is_empty() => footskate::remove_footskate(skeleton, &mut frames, legs, h, fs)?,
-        _ => Vec::new(),
+    let (legs, hip_drop) = match &options.footskate {
+        Some(fs) if !legs.is_empty() => {
+            let done = footskate::remove_footskate(skeleton, &mut frames, legs, h, fs)?;
+            (done.legs, done.max_hip_drop)
+        }
+        _ => (Vec::new(), 0.0),
     };
     Ok(Cleaned {
         clip: frames.to_clip(clip),
@@ -400,6 +405,7 @@ pub fn clean(
         original,
         hip_height: h,
         legs,
+        hip_drop,
         cuts,
     })
 }
