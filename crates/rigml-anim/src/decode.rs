@@ -44,15 +44,21 @@ struct Pin {
 /// every frame. Joints outside the chains keep their rest local transforms.
 ///
 /// With `pin_feet`, a foot is pinned while the source had it in contact or the decoded target
-/// has it in contact by the METRICS.md §7 test; as pinning can create contacts, decoding is
-/// repeated (up to three passes) until the set of pinned frames stops growing.
+/// has it in contact by the METRICS.md §7 test, and the hips are lowered where a pinned or
+/// grounded foot would be out of reach. Pinning can create contacts and reach problems, so
+/// decoding is repeated (up to four passes) until neither grows; the hip lowering found is
+/// smoothed over ±[`HIP_DROP_WINDOW`] seconds (a running maximum, then a running mean, so it
+/// still covers every frame's need) to avoid snapping the legs straight.
 pub fn decode(skeleton: &Skeleton, info: &RigInfo, clip: &RigClip, options: DecodeOptions) -> Vec<Vec<Transform>> {
+    let n = clip.frames.len();
     let mut contacts: Vec<[bool; 4]> = clip.frames.iter().map(|f| f.contacts).collect();
-    let mut out = decode_pass(skeleton, info, clip, options, &contacts);
+    let mut drops = vec![0.0f32; n];
+    let (mut out, mut needed) = decode_pass(skeleton, info, clip, options, &contacts, &drops);
     if !options.pin_feet {
         return out;
     }
-    for _ in 0..2 {
+    let half = (HIP_DROP_WINDOW * clip.fps).round().max(0.0) as usize;
+    for _ in 0..3 {
         let found = target_contacts(skeleton, info, &out, clip.fps);
         let mut grew = false;
         for (have, new) in contacts.iter_mut().zip(found) {
@@ -61,21 +67,48 @@ pub fn decode(skeleton: &Skeleton, info: &RigInfo, clip: &RigClip, options: Deco
                 *h |= n;
             }
         }
-        if !grew {
+        let short = needed.iter().any(|&d| d > 1e-5 * info.hip_height);
+        if !grew && !short {
             break;
         }
-        out = decode_pass(skeleton, info, clip, options, &contacts);
+        if short {
+            let total: Vec<f32> = drops.iter().zip(&needed).map(|(a, b)| a + b).collect();
+            drops = smooth_cover(&total, half);
+        }
+        (out, needed) = decode_pass(skeleton, info, clip, options, &contacts, &drops);
     }
     out
 }
 
+/// Hip-lowering smoothing half-window, in seconds.
+pub const HIP_DROP_WINDOW: f32 = 0.1;
+
+/// A running maximum over ±`half` frames, then a running mean over the same window: smooth,
+/// and at least `x` everywhere.
+fn smooth_cover(x: &[f32], half: usize) -> Vec<f32> {
+    let n = x.len();
+    let window = |f: usize| f.saturating_sub(half)..(f + half + 1).min(n);
+    let peak: Vec<f32> = (0..n)
+        .map(|f| x[window(f)].iter().copied().fold(0.0, f32::max))
+        .collect();
+    (0..n)
+        .map(|f| {
+            let w = &peak[window(f)];
+            w.iter().sum::<f32>() / w.len() as f32
+        })
+        .collect()
+}
+
+/// One decoding pass with given pinned contacts and hip drops: the local transforms and, per
+/// frame, how much further the hips had to be lowered for the feet to reach.
 fn decode_pass(
     skeleton: &Skeleton,
     info: &RigInfo,
     clip: &RigClip,
     options: DecodeOptions,
     contacts: &[[bool; 4]],
-) -> Vec<Vec<Transform>> {
+    drops: &[f32],
+) -> (Vec<Vec<Transform>>, Vec<f32>) {
     let dt = if clip.fps > 0.0 { 1.0 / clip.fps } else { 0.0 };
     let decay = if options.release_seconds > 0.0 {
         (-dt / options.release_seconds).exp()
@@ -86,17 +119,19 @@ fn decode_pass(
     clip.frames
         .iter()
         .zip(contacts)
-        .map(|(frame, contact)| {
+        .zip(drops)
+        .map(|((frame, contact), &drop)| {
             let mut posed = Posed::new(skeleton, skeleton.rest_local.clone());
             let pinning = Pinning {
                 enabled: options.pin_feet,
                 contacts: *contact,
                 decay,
+                drop,
             };
-            solve_frame(&mut posed, info, frame, pinning, &mut pins);
-            posed.local
+            let needed = solve_frame(&mut posed, info, frame, pinning, &mut pins);
+            (posed.local, needed)
         })
-        .collect()
+        .unzip()
 }
 
 /// METRICS.md §7 contacts (absolute height, ground y = 0 in the canonical frame) of the left
@@ -131,6 +166,8 @@ struct Pinning {
     enabled: bool,
     contacts: [bool; 4],
     decay: f32,
+    /// Hip lowering decided by an earlier pass.
+    drop: f32,
 }
 
 /// The target-world orientation of an encoded world delta `o` in ground frame `g`.
@@ -138,7 +175,8 @@ fn world_delta(g: Quat, o: Quat, facing: Quat) -> Quat {
     (g * o * facing.inverse()).normalize()
 }
 
-fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pinning: Pinning, pins: &mut [Pin; 2]) {
+/// Pose one frame; returns the hip lowering it still needed beyond `pinning.drop`.
+fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pinning: Pinning, pins: &mut [Pin; 2]) -> f32 {
     let h = info.hip_height;
     let facing = info.facing;
     let map = &info.map;
@@ -150,9 +188,14 @@ fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pinning: Pin
         posed.set_world_rotation(j, world_delta(g, o, facing) * rest(j));
     };
     // Hips: orientation, then position (root motion scaled by the target's hip height).
-    let Some(hips) = map.joint(Role::Hips) else { return };
+    let Some(hips) = map.joint(Role::Hips) else { return 0.0 };
     let hips_rotation = (world_delta(g, frame.hips_rotation, facing) * rest(hips)).normalize();
     place_hips(posed, map, hips_rotation, origin + g * frame.hips * h);
+    if pinning.drop > 0.0 {
+        let root = map.motion_root();
+        let at = posed.position(root) - facing * Vec3::Y * pinning.drop;
+        posed.set_world_position(root, at);
+    }
     // Leg goals (pinned while in contact) from where the hips put the legs' roots; if a goal
     // is out of reach, lower the hips until both are reachable.
     let mut leg_targets = [None; 2];
@@ -160,7 +203,11 @@ fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pinning: Pin
         let k = kind as usize;
         let &[upper, _, end] = map.chain(kind) else { continue };
         let goal = frame.chains[k];
+        // Horizontal from the chain goal, height from the ground (keeps feet on the floor).
         let raw = posed.position(upper) + g * goal.offset * info.chain_lengths[k];
+        let mut raw_c = facing.inverse() * raw;
+        raw_c.y = info.ankle_clearance(end) + frame.foot_heights[s] * h;
+        let raw = facing * raw_c;
         let target = if pinning.enabled {
             let toes = map.joint(if s == 0 { Role::LeftToes } else { Role::RightToes });
             let toe_offset = toes
@@ -172,9 +219,11 @@ fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pinning: Pin
         };
         leg_targets[s] = Some(target);
     }
-    if pinning.enabled {
-        lower_hips_to_reach(posed, info, &leg_targets);
-    }
+    let needed = if pinning.enabled {
+        lower_hips_to_reach(posed, info, &leg_targets)
+    } else {
+        0.0
+    };
     // Spine and neck by FABRIK, then their effectors' orientations.
     for kind in [ChainKind::Spine, ChainKind::Neck] {
         let k = kind as usize;
@@ -250,11 +299,12 @@ fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pinning: Pin
         map.joint(Role::RightToes),
         frame.toes[1],
     );
+    needed
 }
 
 /// Lower the motion root along up until every leg target is within reach of its upper leg
 /// (solving `|t - (r - up·δ)| = reach` for the smallest `δ ≥ 0`, reach just short of straight).
-fn lower_hips_to_reach(posed: &mut Posed, info: &RigInfo, targets: &[Option<Vec3>; 2]) {
+fn lower_hips_to_reach(posed: &mut Posed, info: &RigInfo, targets: &[Option<Vec3>; 2]) -> f32 {
     let up = info.facing * Vec3::Y;
     let mut drop: f32 = 0.0;
     for (kind, target) in [ChainKind::LeftLeg, ChainKind::RightLeg].into_iter().zip(targets) {
@@ -281,6 +331,7 @@ fn lower_hips_to_reach(posed: &mut Posed, info: &RigInfo, targets: &[Option<Vec3
         let at = posed.position(root) - up * drop;
         posed.set_world_position(root, at);
     }
+    drop
 }
 
 /// The ankle goal after pinning: while the ankle is in contact its x, z stay where the contact

@@ -52,6 +52,11 @@ pub struct RigFrame {
     /// Contacts of the left ankle, left toes, right ankle, right toes (METRICS.md §7 thresholds,
     /// heights above each joint's rest clearance).
     pub contacts: [bool; 4],
+    /// Left, right ankle height above the ground minus its rest height above the lowest point
+    /// of the legs, in hip heights: 0 when a foot stands flat on the ground. Decoding places
+    /// the ankles at this height, so feet on the ground stay on the ground whatever the legs'
+    /// proportions.
+    pub foot_heights: [f32; 2],
 }
 
 /// An encoded clip.
@@ -160,6 +165,10 @@ pub fn encode(skeleton: &Skeleton, info: &RigInfo, frames: &Frames, name: &str) 
                 relative(map.joint(Role::RightFoot), map.joint(Role::RightToes)),
             ],
             contacts: [false; 4],
+            foot_heights: [Role::LeftFoot, Role::RightFoot].map(|r| {
+                map.joint(r)
+                    .map_or(0.0, |j| ((facing_inv * pos[j]).y - info.ankle_clearance(j)) / h)
+            }),
         });
         positions.push(pos);
     }

@@ -10,8 +10,9 @@ use rigml_core::{Clip, Pose, Skeleton, Transform};
 #[derive(Debug, Clone)]
 pub struct RigInfo {
     pub map: HumanoidMap,
-    /// Height of the hips above the lowest joint of the legs in the rest pose, along the
-    /// skeleton's up axis (METRICS.md §7 `H`, with the ground at the feet).
+    /// Height of the hips above the ground in the rest pose, along the skeleton's up axis
+    /// (METRICS.md §7 `H`): the ground is y = 0 when the legs' lowest joint stands on or just
+    /// above it (glTF characters), else that lowest joint (BVH rest poses).
     pub hip_height: f32,
     /// Rest length of each chain (sum of its bones), in [`ChainKind::ALL`] order.
     pub chain_lengths: [f32; 6],
@@ -73,7 +74,15 @@ impl RigInfo {
                 stack.extend(children.get(j).into_iter().flatten().copied());
             }
         }
-        let hip_height = hips.dot(up) - lowest;
+        // The ground: y = 0 when the character stands on it (glTF convention: the lowest leg
+        // joint sits at or a little above 0), else the lowest joint (BVH rest poses hang
+        // around the origin).
+        let ground = if lowest >= 0.0 && lowest < 0.25 * (hips.dot(up) - lowest) {
+            0.0
+        } else {
+            lowest
+        };
+        let hip_height = hips.dot(up) - ground;
         if !(hip_height.is_finite() && hip_height > 0.0) {
             return Err(bad(format!(
                 "hip height {hip_height} is not positive: the hips are not above the feet in the rest pose"
@@ -98,6 +107,14 @@ impl RigInfo {
             rest_rotations,
             rest_positions,
         })
+    }
+
+    /// Rest height of joint `j` above the ground, along up.
+    pub fn ankle_clearance(&self, j: usize) -> f32 {
+        let up = self.facing * Vec3::Y;
+        let hips = self.map.joint(Role::Hips).unwrap_or(0);
+        let ground = self.rest_positions[hips].dot(up) - self.hip_height;
+        self.rest_positions.get(j).map_or(0.0, |p| p.dot(up) - ground)
     }
 
     /// Rest length of one chain.
@@ -243,8 +260,9 @@ mod tests {
     fn measures_a_t_posed_humanoid() {
         let s = crate::humanoid::test_skeleton();
         let info = RigInfo::new(&s, map_humanoid(&s).unwrap(), "t").unwrap();
-        // Hips at 1.0, toe end at 1 - 0.05 - 0.45 - 0.42 - 0.06 = 0.02.
-        assert!((info.hip_height - 0.98).abs() < 1e-5, "{}", info.hip_height);
+        // Hips at 1.0, toe end at 1 - 0.05 - 0.45 - 0.42 - 0.06 = 0.02: standing on y = 0.
+        assert!((info.hip_height - 1.0).abs() < 1e-5, "{}", info.hip_height);
+        assert!((info.ankle_clearance(s.index_of("mixamorig:LeftFoot").unwrap()) - 0.08).abs() < 1e-5);
         assert!((info.chain_length(ChainKind::LeftLeg) - 0.87).abs() < 1e-5);
         // Left is +X, so the skeleton faces +Z: the canonical frame.
         assert!(info.facing.angle_between(Quat::IDENTITY) < 1e-5);
@@ -259,9 +277,19 @@ mod tests {
         s.rest_local[0].rotation = turn;
         s.bind_to_rest();
         let info = RigInfo::new(&s, map_humanoid(&s).unwrap(), "t").unwrap();
-        assert!((info.hip_height - 0.98).abs() < 1e-5, "{}", info.hip_height);
+        assert!((info.hip_height - 1.0).abs() < 1e-5, "{}", info.hip_height);
         assert!((info.facing * Vec3::Y).distance(Vec3::Z) < 1e-5);
         assert!((info.facing * Vec3::X).distance(Vec3::X) < 1e-5);
+    }
+
+    #[test]
+    fn hanging_rest_poses_measure_from_the_feet() {
+        // Lifted so the toes are 0.5 below the origin (a BVH rest pose): H from the toes.
+        let mut s = crate::humanoid::test_skeleton();
+        s.rest_local[0].translation.y = 0.48;
+        s.bind_to_rest();
+        let info = RigInfo::new(&s, map_humanoid(&s).unwrap(), "t").unwrap();
+        assert!((info.hip_height - 0.98).abs() < 1e-5, "{}", info.hip_height);
     }
 
     #[test]

@@ -9,7 +9,8 @@ use glam::{Quat, Vec2, Vec3};
 use std::fmt::Write;
 
 /// Column names, in order: `time`, the ground frame, the hips, then for each chain its root,
-/// offset, pole and rotation, then shoulders, toes and the four contact flags (0 or 1).
+/// offset, pole and rotation, then shoulders, toes, the four contact flags (0 or 1) and the
+/// two ankle heights.
 pub fn columns() -> Vec<String> {
     let mut c: Vec<String> = ["time", "origin_x", "origin_z", "forward_x", "forward_z"]
         .iter()
@@ -38,6 +39,7 @@ pub fn columns() -> Vec<String> {
         ]
         .map(String::from),
     );
+    c.extend(["left_foot_height", "right_foot_height"].map(String::from));
     c
 }
 
@@ -56,6 +58,7 @@ pub fn row(time: f32, f: &RigFrame) -> Vec<f32> {
         r.extend(q.to_array());
     }
     r.extend(f.contacts.map(|c| if c { 1.0 } else { 0.0 }));
+    r.extend(f.foot_heights);
     r
 }
 
@@ -88,6 +91,7 @@ fn frame_of(r: &[f32]) -> RigFrame {
         *x = Quat::from_slice(take(4)).normalize();
     }
     let c = take(4);
+    let heights = take(2);
     RigFrame {
         origin,
         forward,
@@ -97,6 +101,7 @@ fn frame_of(r: &[f32]) -> RigFrame {
         shoulders: [q[0], q[1]],
         toes: [q[2], q[3]],
         contacts: [c[0] > 0.5, c[1] > 0.5, c[2] > 0.5, c[3] > 0.5],
+        foot_heights: [heights[0], heights[1]],
     }
 }
 
@@ -208,6 +213,7 @@ mod tests {
             shoulders: [Quat::IDENTITY; 2],
             toes: [Quat::from_rotation_z(0.1); 2],
             contacts: [true, false, false, true],
+            foot_heights: [0.0, 0.25],
         };
         let g = f;
         f.origin.x = 0.75;

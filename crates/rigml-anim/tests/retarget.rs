@@ -64,6 +64,12 @@ struct Scores {
     skate_src: f64,
     skate_out: f64,
     end_effector: f64,
+    /// Joint-frames in contact (METRICS.md §7 test) on the compared foot joints.
+    contacts_src: usize,
+    contacts_out: usize,
+    /// Jitter (H/s³) over the joints mapped in both.
+    jitter_src: f64,
+    jitter_out: f64,
     seconds: f64,
     frames: usize,
 }
@@ -118,11 +124,31 @@ fn score(src: &Character, frames: &Frames, tgt: &Character, mode: Mode) -> Score
     };
     let end_effector =
         metrics::end_effector_error(&ee(&src_pos, &si), &ee(&out_pos, &ti), leg_length(&si), leg_length(&ti)).unwrap();
+    let count = |feet: Vec<Vec<Vec3>>, h: f32| -> usize {
+        feet.iter()
+            .map(|t| metrics::contacts(t, h, frames.fps).into_iter().filter(|&c| c).count())
+            .sum()
+    };
+    let both: Vec<Role> = Role::ALL
+        .into_iter()
+        .filter(|&r| si.map.joint(r).is_some() && ti.map.joint(r).is_some())
+        .collect();
+    let jitter = |pos: &[Vec<Vec3>], info: &RigInfo| -> f64 {
+        let picked: Vec<Vec<Vec3>> = pos
+            .iter()
+            .map(|f| both.iter().map(|&r| f[info.map.joint(r).unwrap()]).collect())
+            .collect();
+        metrics::jitter(&picked, info.hip_height, frames.fps).unwrap()
+    };
     Scores {
         drift,
         skate_src,
         skate_out,
         end_effector,
+        contacts_src: count(feet(&src_pos, &si), si.hip_height),
+        contacts_out: count(feet(&out_pos, &ti), ti.hip_height),
+        jitter_src: jitter(&src_pos, &si),
+        jitter_out: jitter(&out_pos, &ti),
         seconds,
         frames: frames.poses.len(),
     }
@@ -208,8 +234,11 @@ fn retarget_walk_onto_a_chibi() {
 #[ignore = "every BVH clip onto three characters; run with --release --nocapture for the table"]
 fn retarget_table() {
     let targets: Vec<Character> = TARGETS.iter().map(|id| load(id)).collect();
-    println!("| clip | character | mode | frames | drift | skate src (H/s) | skate out (H/s) | end-effector (L) | time (ms) |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| clip | character | mode | frames | drift | skate src (H/s) | skate out (H/s) | contacts src/out | \
+         end-effector (L) | jitter src/out (H/s³) | time (ms) |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for row in common::rows_where("kind", "motion") {
         let src = load(row.id());
         let frames = clip_frames(&src);
@@ -217,13 +246,17 @@ fn retarget_table() {
             for mode in [Mode::IkRig, Mode::Fk] {
                 let s = score(&src, &frames, tgt, mode);
                 println!(
-                    "| {} | {id} | {mode:?} | {} | {:.1e} | {:.4} | {:.4} | {:.4} | {:.1} |",
+                    "| {} | {id} | {mode:?} | {} | {:.1e} | {:.4} | {:.4} | {}/{} | {:.4} | {:.0}/{:.0} | {:.1} |",
                     row.id(),
                     s.frames,
                     s.drift,
                     s.skate_src,
                     s.skate_out,
+                    s.contacts_src,
+                    s.contacts_out,
                     s.end_effector,
+                    s.jitter_src,
+                    s.jitter_out,
                     s.seconds * 1e3
                 );
             }

@@ -41,6 +41,10 @@ pub struct Args {
     /// Skip the deformation error (the slowest metric).
     #[arg(long)]
     pub no_deformation: bool,
+    /// Draw no pictures (by default each method's worst and best asset is drawn, artist vs
+    /// method weights, into the report folder; this runs the method once more on those assets).
+    #[arg(long)]
+    pub no_pictures: bool,
 }
 
 /// Run the evaluation and write the report; returns the summary.
@@ -97,8 +101,20 @@ pub fn run(args: &Args) -> Result<String> {
         Progress::Done => bar.finish_and_clear(),
     };
     let report = rigml_eval::run(&args.data, split, &methods, &options, &mut progress)?;
-    let written = report.write_to(&args.output, args.force)?;
+    let pictures = if args.no_pictures {
+        Vec::new()
+    } else {
+        std::fs::create_dir_all(&args.output).with_context(|| format!("{}", args.output.display()))?;
+        rigml_eval::pictures::write_pictures(&args.data, &report, &methods, &args.output, args.force)?
+    };
+    let written = report.write_with_pictures(&args.output, args.force, &pictures)?;
+    let drawn = pictures.iter().filter(|p| p.file.is_ok()).count();
     let mut out = std::fs::read_to_string(args.output.join("summary.md")).unwrap_or_default();
-    let _ = writeln!(out, "\nwrote {} files to {}", written.len(), args.output.display());
+    let _ = writeln!(
+        out,
+        "\nwrote {} files to {}",
+        written.len() + drawn,
+        args.output.display()
+    );
     Ok(out)
 }

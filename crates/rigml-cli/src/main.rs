@@ -13,6 +13,7 @@ mod inspect;
 mod render;
 mod retarget;
 mod skin;
+mod view;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -29,7 +30,8 @@ Examples:
   rigml eval --split val --methods nearest,heat,voxel -o report/
   rigml clean walk.bvh -o walk-clean.bvh    smooth a mocap clip and remove foot skate
   rigml retarget walk.bvh --to Ranger.glb -o ranger-walk.glb
-  rigml ikrig encode walk.bvh -o walk.csv";
+  rigml ikrig encode walk.bvh -o walk.csv
+  rigml view Fox.glb                  look at mesh, skeleton, weights and clips in a browser";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
@@ -50,6 +52,7 @@ enum Command {
     Clean(clean::Args),
     Retarget(retarget::Args),
     Ikrig(ikrig::Args),
+    View(view::Args),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         Command::Clean(args) => clean::run(&args),
         Command::Retarget(args) => retarget::run(&args),
         Command::Ikrig(args) => ikrig::run(&args),
+        Command::View(args) => view::run(&args),
     };
     match result {
         Ok(text) => print(&text),

@@ -445,7 +445,15 @@ fn eval_scores_the_val_split_and_writes_a_report() {
         csv,
         "CSV is deterministic"
     );
-    assert!(dir.path().join("report/summary.md").is_file());
+    let summary = std::fs::read_to_string(dir.path().join("report/summary.md")).unwrap();
+    // Pictures of the worst and best asset, linked from the summary.
+    for which in ["worst", "best"] {
+        let name = format!("pictures_nearest_{which}.png");
+        assert!(summary.contains(&format!("]({name})")), "{summary}");
+        assert!(std::fs::read(dir.path().join("report").join(&name))
+            .unwrap()
+            .starts_with(b"\x89PNG"));
+    }
 }
 
 #[test]

@@ -13,9 +13,13 @@
 //!   `<asset id>.npz` (`weights` N×J + `joint_names`) or `<asset id>.<glb|fbx|…>` with the GT's
 //!   vertex order, aligned to the GT joints by name ([`ExternalFiles::from_dir`],
 //!   [`Method::external`]); a missing file is a failure of that asset, not an error of the run;
+//! - `--no-pictures` — skip [`pictures::write_pictures`] (each method's worst and best asset);
 //! - `--out DIR` and `--force` — [`Report::write_to`]; `--no-deformation` —
 //!   [`Options::deformation`]; `--puppeteer-filter X` — [`Options::puppeteer_filter`];
 //! - a progress bar driven by the [`Progress`] callback.
+//!
+//! [`pictures`] draws each method's worst and best asset (artist vs method weights) for
+//! `summary.md`.
 //!
 //! `external::write_npz` exports any skin (the GT, say) in the same `.npz` layout for tools
 //! outside rigml.
@@ -24,6 +28,7 @@ pub mod dataset;
 pub mod deformation;
 pub mod error;
 pub mod external;
+pub mod pictures;
 pub mod plots;
 pub mod report;
 pub mod retarget_metrics;

@@ -275,6 +275,17 @@ impl Report {
     /// Write `per_asset.csv`, `timing.csv`, `summary.md` and the plots into `dir` (created if
     /// missing). Files are replaced atomically; an existing report is overwritten only with `force`.
     pub fn write_to(&self, dir: &Path, force: bool) -> Result<Vec<std::path::PathBuf>, EvalError> {
+        self.write_with_pictures(dir, force, &[])
+    }
+
+    /// [`Report::write_to`], with `summary.md` ending in a section that links `pictures`
+    /// (drawn into `dir` by [`crate::pictures::write_pictures`]).
+    pub fn write_with_pictures(
+        &self,
+        dir: &Path,
+        force: bool,
+        pictures: &[crate::pictures::Picture],
+    ) -> Result<Vec<std::path::PathBuf>, EvalError> {
         std::fs::create_dir_all(dir).map_err(|source| EvalError::File {
             path: dir.to_path_buf(),
             source,
@@ -283,7 +294,10 @@ impl Report {
         for (name, text) in [
             ("per_asset.csv", self.per_asset_csv()),
             ("timing.csv", self.timing_csv()),
-            ("summary.md", crate::summary::summary_md(self)),
+            (
+                "summary.md",
+                crate::summary::summary_md(self) + &crate::pictures::markdown(pictures),
+            ),
         ] {
             let path = dir.join(name);
             rigml_io::atomic::write(&path, text.as_bytes(), force)?;

@@ -183,27 +183,35 @@ fn top4_skin(rows: &[Option<Row>], joints: usize) -> Result<Skin, String> {
     Skin::from_rows(rows.iter().map(|r| r.as_ref().unwrap_or(&empty).as_slice()), joints, 4).map_err(|e| e.to_string())
 }
 
+/// The weight rows `method` gives for asset `id`: the solver run on `character` (which must
+/// not carry the GT skin), or the external file aligned to the character's joints by name.
+pub(crate) fn predict(id: &str, character: &Character, method: &Method) -> Result<Vec<Row>, String> {
+    match &method.source {
+        Source::Solver(f) => f(character).map(|s| skin_metrics::rows_of(&s)),
+        Source::External(files) => {
+            let path = files
+                .files
+                .get(id)
+                .ok_or_else(|| format!("no weights file for asset `{id}`"))?;
+            let ext = external::read(path).map_err(|e| e.to_string())?;
+            external::align_by_name(&ext, &character.skeleton.names, character.mesh.vertex_count())
+                .map_err(|e| e.to_string())
+        }
+    }
+}
+
 /// Run one method on one prepared asset.
 fn run_method(row: &AssetRow, p: &Prepared, method: &Method, options: &Options) -> AssetResult {
     let n = p.character.mesh.vertex_count();
     let joints = p.character.skeleton.joint_count();
-    let (output, run) = match &method.source {
-        Source::Solver(f) => {
-            let input = Character {
-                skin: None,
-                ..p.character.clone()
-            };
-            robustness::measure(|| f(&input).map(|s| skin_metrics::rows_of(&s)))
-        }
-        Source::External(files) => robustness::measure(|| {
-            let path = files
-                .files
-                .get(&row.id)
-                .ok_or_else(|| format!("no weights file for asset `{}`", row.id))?;
-            let ext = external::read(path).map_err(|e| e.to_string())?;
-            external::align_by_name(&ext, &p.character.skeleton.names, n).map_err(|e| e.to_string())
+    let input = match &method.source {
+        Source::Solver(_) => Some(Character {
+            skin: None,
+            ..p.character.clone()
         }),
+        Source::External(_) => None,
     };
+    let (output, run) = robustness::measure(|| predict(&row.id, input.as_ref().unwrap_or(&p.character), method));
     let mut result = AssetResult::new(&row.id, &method.name, n, joints, p.gt.unskinned, p.gt.is_data_issue());
     result.wall_s = Some(run.wall_s);
     result.peak_rss_mib = run.peak_rss_mib;

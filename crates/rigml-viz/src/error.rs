@@ -42,6 +42,9 @@ pub enum VizError {
     /// Panel size or panel count outside what the renderer accepts.
     #[error("render size: {what}")]
     BadSize { what: String },
+    /// The viewer's server could not listen or accept.
+    #[error("viewer: {what}: {source}")]
+    Serve { what: String, source: std::io::Error },
     /// The PNG encoder refused the image.
     #[error("{path}: PNG encoding failed: {message}", path = .path.display())]
     Encode { path: PathBuf, message: String },

@@ -3,6 +3,8 @@
 //! or by all joints blended; pose sheets of the character deformed by several poses; and
 //! side-by-side comparisons of two weight sets with their difference as a heat map.
 //!
+//! [`viewer`] is the local web viewer behind `rigml view` (three.js in the browser).
+//!
 //! Deformation uses [`rigml_core::lbs`]; the rasteriser is [`raster`]. Outputs are
 //! [`RgbaImage`]s with a transparent background, encoded with [`encode_png`] (the caller writes the file).
 
@@ -11,6 +13,7 @@ pub mod error;
 pub mod output;
 pub mod raster;
 pub mod render;
+pub mod viewer;
 
 pub use error::VizError;
 pub use output::encode_png;
