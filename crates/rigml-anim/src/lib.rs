@@ -2,6 +2,7 @@
 //! FABRIK), IK-Rig motion encoding/decoding, retargeting and mocap cleanup
 //! (`docs/ALGORITHMS.md` §7–8). Depends on `rigml-core` only; file I/O is the caller's.
 
+pub mod cleanup;
 pub mod decode;
 pub mod encode;
 pub mod error;

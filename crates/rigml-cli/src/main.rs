@@ -4,6 +4,7 @@
 //! the terminal: results go to stdout, failures to stderr as `error: <file>: <problem>` with a
 //! non-zero exit status. No algorithm lives here (see `docs/ARCHITECTURE.md`).
 
+mod clean;
 mod convert;
 mod demo;
 mod eval;
@@ -27,6 +28,7 @@ Examples:
   rigml render Fox.glb --all --poses 6 -o fox.png
   rigml skin Ranger.glb --method heat -o ranger-heat.glb
   rigml eval --split val --methods nearest,heat,voxel -o report/
+  rigml clean walk.bvh -o walk-clean.bvh    smooth a mocap clip and remove foot skate
   rigml retarget walk.bvh --to Ranger.glb -o ranger-walk.glb
   rigml ikrig encode walk.bvh -o walk.csv
   rigml view Fox.glb                  look at mesh, skeleton, weights and clips in a browser";
@@ -47,6 +49,7 @@ enum Command {
     Render(render::Args),
     Skin(skin::Args),
     Eval(eval::Args),
+    Clean(clean::Args),
     Retarget(retarget::Args),
     Ikrig(ikrig::Args),
     View(view::Args),
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Command::Render(args) => render::run(&args),
         Command::Skin(args) => skin::run(&args),
         Command::Eval(args) => eval::run(&args),
+        Command::Clean(args) => clean::run(&args),
         Command::Retarget(args) => retarget::run(&args),
         Command::Ikrig(args) => ikrig::run(&args),
         Command::View(args) => view::run(&args),
