@@ -5,6 +5,7 @@
 //! non-zero exit status. No algorithm lives here (see `docs/ARCHITECTURE.md`).
 
 mod convert;
+mod decompose;
 mod demo;
 mod eval;
 mod inspect;
@@ -23,7 +24,8 @@ Examples:
   rigml convert Knight.fbx Knight.glb --max-influences 4
   rigml render Fox.glb --all --poses 6 -o fox.png
   rigml skin Ranger.glb --method heat -o ranger-heat.glb
-  rigml eval --split val --methods nearest,heat,voxel -o report/";
+  rigml eval --split val --methods nearest,heat,voxel -o report/
+  rigml decompose sequences/horse_gallop --bones 30 -o horse.glb";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
@@ -41,6 +43,7 @@ enum Command {
     Render(render::Args),
     Skin(skin::Args),
     Eval(eval::Args),
+    Decompose(decompose::Args),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Render(args) => render::run(&args),
         Command::Skin(args) => skin::run(&args),
         Command::Eval(args) => eval::run(&args),
+        Command::Decompose(args) => decompose::run(&args),
     };
     match result {
         Ok(text) => print(&text),

@@ -21,6 +21,7 @@
 //! outside rigml.
 
 pub mod dataset;
+pub mod bone_match;
 pub mod deformation;
 pub mod error;
 pub mod external;
