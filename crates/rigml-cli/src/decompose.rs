@@ -109,7 +109,10 @@ pub fn run(args: &Args) -> Result<String> {
     };
     let is_dir = args.input.is_dir();
     if args.truth && is_dir {
-        bail!("{}: --truth needs a skinned input (.glb, .gltf, .fbx), not an OBJ folder", args.input.display());
+        bail!(
+            "{}: --truth needs a skinned input (.glb, .gltf, .fbx), not an OBJ folder",
+            args.input.display()
+        );
     }
     if args.stream && !is_dir {
         bail!("{}: --stream reads OBJ folders only", args.input.display());
@@ -117,7 +120,11 @@ pub fn run(args: &Args) -> Result<String> {
     let (sequence, baked, streamed) = if args.stream {
         (None, None, Some(Streamed(ObjFrames::open(&args.input)?)))
     } else if is_dir {
-        (Some(rigml_io::sequence::load_sequence(&args.input, &options)?), None, None)
+        (
+            Some(rigml_io::sequence::load_sequence(&args.input, &options)?),
+            None,
+            None,
+        )
     } else {
         let character = rigml_io::load(&args.input)?;
         let baked = rigml_io::sequence::bake(&character, &options, &args.input)?;
@@ -156,10 +163,7 @@ pub fn run(args: &Args) -> Result<String> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "sequence".into());
-    let fps = args
-        .fps
-        .or(sequence.as_ref().and_then(|s| s.fps))
-        .unwrap_or(24.0);
+    let fps = args.fps.or(sequence.as_ref().and_then(|s| s.fps)).unwrap_or(24.0);
     let rig = rigml_seq::build_rig(&decomposition, &name, fps).with_context(|| format!("{}", args.input.display()))?;
     let truth = match (&baked, args.truth) {
         (Some((character, baked)), true) => Some(

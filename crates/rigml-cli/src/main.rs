@@ -11,6 +11,7 @@ mod eval;
 mod inspect;
 mod render;
 mod skin;
+mod skin_seq;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -25,7 +26,8 @@ Examples:
   rigml render Fox.glb --all --poses 6 -o fox.png
   rigml skin Ranger.glb --method heat -o ranger-heat.glb
   rigml eval --split val --methods nearest,heat,voxel -o report/
-  rigml decompose sequences/horse_gallop --bones 30 -o horse.glb";
+  rigml decompose sequences/horse_gallop --bones 30 -o horse.glb
+  rigml skin-seq Wolf.glb --clip 11 --method heat --consistent";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
@@ -44,6 +46,7 @@ enum Command {
     Skin(skin::Args),
     Eval(eval::Args),
     Decompose(decompose::Args),
+    SkinSeq(skin_seq::Args),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Command::Skin(args) => skin::run(&args),
         Command::Eval(args) => eval::run(&args),
         Command::Decompose(args) => decompose::run(&args),
+        Command::SkinSeq(args) => skin_seq::run(&args),
     };
     match result {
         Ok(text) => print(&text),

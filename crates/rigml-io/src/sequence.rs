@@ -62,7 +62,13 @@ impl ObjFrames {
                 files.push(path);
             }
         }
-        files.sort_by_key(|p| natural_key(&p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()));
+        files.sort_by_key(|p| {
+            natural_key(
+                &p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            )
+        });
         let Some(first) = files.first() else {
             return Err(IoError::parse(dir, "no .obj frames in this folder"));
         };
@@ -172,7 +178,11 @@ pub fn bake(character: &Character, options: &SequenceOptions, path: &Path) -> Re
     let clip = character.clips.get(options.clip).ok_or_else(|| {
         IoError::unsupported(
             path,
-            &format!("clip {} requested, the file has {} clips", options.clip, character.clips.len()),
+            &format!(
+                "clip {} requested, the file has {} clips",
+                options.clip,
+                character.clips.len()
+            ),
         )
     })?;
     let times = frame_times(clip, options.frames);

@@ -35,7 +35,11 @@ impl PosedFrames<'_> {
         if skinning.len() != self.skeleton.joint_count() || self.skeleton.inverse_bind.len() != skinning.len() {
             return Err(SeqError::Skin {
                 frame: f,
-                message: format!("{} joint matrices for {} joints", skinning.len(), self.skeleton.joint_count()),
+                message: format!(
+                    "{} joint matrices for {} joints",
+                    skinning.len(),
+                    self.skeleton.joint_count()
+                ),
             });
         }
         Ok(skinning
@@ -120,7 +124,11 @@ pub struct Consistent {
 }
 
 /// Solve on the anchor frame (largest total area) and carry the weights to every frame.
-pub fn consistent(posed: &PosedFrames, solver: &dyn SkinSolver, options: &SolveOptions) -> Result<Consistent, SeqError> {
+pub fn consistent(
+    posed: &PosedFrames,
+    solver: &dyn SkinSolver,
+    options: &SolveOptions,
+) -> Result<Consistent, SeqError> {
     let anchor = (0..posed.frames.len())
         .map(|f| (f, total_area(&posed.frames[f], posed.triangles)))
         .fold(None, |best: Option<(usize, f64)>, (f, a)| match best {

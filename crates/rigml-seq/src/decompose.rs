@@ -115,7 +115,9 @@ pub fn decompose(
         return Err(SeqError::Empty);
     }
     if options.bones == 0 || options.max_influences == 0 {
-        return Err(SeqError::Options("--bones and --max-influences must be at least 1".into()));
+        return Err(SeqError::Options(
+            "--bones and --max-influences must be at least 1".into(),
+        ));
     }
     if let Some((t, _)) = source
         .triangles()
@@ -211,7 +213,9 @@ pub fn initial_labels(rest: &[Vec3], bones: usize, seed: u64) -> Vec<u32> {
         let far = argmax(dist.iter().copied());
         let c = rest[far];
         centres.push(c);
-        dist.iter_mut().zip(rest).for_each(|(d, p)| *d = d.min(p.distance_squared(c)));
+        dist.iter_mut()
+            .zip(rest)
+            .for_each(|(d, p)| *d = d.min(p.distance_squared(c)));
     }
     let mut labels = vec![0u32; n];
     for _ in 0..8 {
@@ -237,14 +241,20 @@ pub fn initial_labels(rest: &[Vec3], bones: usize, seed: u64) -> Vec<u32> {
 fn argmin(values: impl Iterator<Item = f32>) -> usize {
     values
         .enumerate()
-        .fold((0, f32::INFINITY), |best, (i, x)| if x < best.1 { (i, x) } else { best })
+        .fold(
+            (0, f32::INFINITY),
+            |best, (i, x)| if x < best.1 { (i, x) } else { best },
+        )
         .0
 }
 
 fn argmax(values: impl Iterator<Item = f32>) -> usize {
     values
         .enumerate()
-        .fold((0, f32::NEG_INFINITY), |best, (i, x)| if x > best.1 { (i, x) } else { best })
+        .fold(
+            (0, f32::NEG_INFINITY),
+            |best, (i, x)| if x > best.1 { (i, x) } else { best },
+        )
         .0
 }
 
@@ -270,7 +280,9 @@ fn relabel(stats: &Stats, rest: &[Vec3], bones: usize) -> Vec<u32> {
             count[*l as usize] += 1;
             total[*l as usize] += e;
         }
-        let Some(empty) = (0..bones).find(|&b| count[b] < MIN_CLUSTER) else { break };
+        let Some(empty) = (0..bones).find(|&b| count[b] < MIN_CLUSTER) else {
+            break;
+        };
         let Some(donor) = (0..bones)
             .filter(|&b| b != empty && count[b] >= 2 * MIN_CLUSTER)
             .max_by(|&a, &b| total[a].total_cmp(&total[b]))
@@ -419,7 +431,12 @@ pub(crate) mod tests {
         let pivot = Vec3::new(1.0, 0.0, 0.0);
         let frames = (0..frames)
             .map(|f| {
-                let q = Quat::from_euler(glam::EulerRot::XYZ, 0.1 * f as f32, 0.3 * (f as f32).sin(), 0.05 * f as f32);
+                let q = Quat::from_euler(
+                    glam::EulerRot::XYZ,
+                    0.1 * f as f32,
+                    0.3 * (f as f32).sin(),
+                    0.05 * f as f32,
+                );
                 rest.iter()
                     .map(|p| if p.x > 1.05 { pivot + q * (*p - pivot) } else { *p })
                     .collect()
@@ -469,15 +486,24 @@ pub(crate) mod tests {
         };
         let d = decompose(&seq, &one, &|_, _| {}).unwrap();
         assert!(d.rmse > 1e-3, "one bone cannot explain two parts: {}", d.rmse);
-        let bad = Options { bones: 0, ..one.clone() };
+        let bad = Options {
+            bones: 0,
+            ..one.clone()
+        };
         assert!(matches!(decompose(&seq, &bad, &|_, _| {}), Err(SeqError::Options(_))));
-        assert!(matches!(decompose(&Sequence::default(), &one, &|_, _| {}), Err(SeqError::Empty)));
+        assert!(matches!(
+            decompose(&Sequence::default(), &one, &|_, _| {}),
+            Err(SeqError::Empty)
+        ));
         let mut nan = seq.clone();
         nan.frames[3][5].x = f32::NAN;
         let e = decompose(&nan, &one, &|_, _| {}).unwrap_err().to_string();
         assert!(e.contains("frame 3") && e.contains("vertex 5"), "{e}");
         let mut short = seq;
         short.frames[2].pop();
-        assert!(matches!(decompose(&short, &one, &|_, _| {}), Err(SeqError::Source { frame: 2, .. })));
+        assert!(matches!(
+            decompose(&short, &one, &|_, _| {}),
+            Err(SeqError::Source { frame: 2, .. })
+        ));
     }
 }

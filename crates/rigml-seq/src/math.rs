@@ -70,11 +70,9 @@ pub fn jacobi4(mut a: [[f64; 4]; 4]) -> ([f64; 4], [[f64; 4]; 4]) {
                     row[p] = c * akp - s * akq;
                     row[q] = s * akp + c * akq;
                 }
-                for k in 0..4 {
-                    let (apk, aqk) = (a[p][k], a[q][k]);
-                    a[p][k] = c * apk - s * aqk;
-                    a[q][k] = s * apk + c * aqk;
-                }
+                let (row_p, row_q) = (a[p], a[q]);
+                a[p] = std::array::from_fn(|k| c * row_p[k] - s * row_q[k]);
+                a[q] = std::array::from_fn(|k| s * row_p[k] + c * row_q[k]);
                 for row in v.iter_mut() {
                     let (vkp, vkq) = (row[p], row[q]);
                     row[p] = c * vkp - s * vkq;
@@ -235,7 +233,7 @@ pub fn simplex_qp(a: &[f64], b: &[f64], m: usize) -> Vec<f64> {
         }
     }
     let sum: f64 = w.iter().sum();
-    if !(sum > 0.0 && sum.is_finite()) || !objective(&w).is_finite() {
+    if !(sum > 0.0 && sum.is_finite() && objective(&w).is_finite()) {
         let mut e = vec![0.0; m];
         e[start] = 1.0;
         return e;
@@ -287,7 +285,10 @@ mod tests {
         assert!((w[0] - 1.0).abs() < 1e-12 && w[1].abs() < 1e-12, "{w:?}");
         // b = (0.5, 0.5, -3): projection of b onto the simplex is (0.5, 0.5, 0).
         let w = simplex_qp(&id, &[0.5, 0.5, -3.0], 3);
-        assert!((w[0] - 0.5).abs() < 1e-12 && (w[1] - 0.5).abs() < 1e-12 && w[2] == 0.0, "{w:?}");
+        assert!(
+            (w[0] - 0.5).abs() < 1e-12 && (w[1] - 0.5).abs() < 1e-12 && w[2] == 0.0,
+            "{w:?}"
+        );
         // b = (1, 0.8, 0): projection is (0.6, 0.4, 0).
         let w = simplex_qp(&id, &[1.0, 0.8, 0.0], 3);
         assert!((w[0] - 0.6).abs() < 1e-12 && (w[1] - 0.4).abs() < 1e-12, "{w:?}");

@@ -68,7 +68,11 @@ impl Weights {
         let range = v * self.k..(v + 1) * self.k;
         let bones = self.bone.get(range.clone()).unwrap_or(&[]);
         let weights = self.weight.get(range).unwrap_or(&[]);
-        bones.iter().copied().zip(weights.iter().copied()).filter(|(_, w)| *w > 0.0)
+        bones
+            .iter()
+            .copied()
+            .zip(weights.iter().copied())
+            .filter(|(_, w)| *w > 0.0)
     }
 
     /// The bone of largest weight per vertex.
@@ -245,7 +249,9 @@ pub(crate) struct Stats {
 impl Stats {
     /// `ũᵀ Q_ab ũ` for the homogeneous rest point ũ = (u, 1): `Σ_f (M_fa u)·(M_fb u)`.
     pub fn gram(&self, a: usize, b: usize, u: Vec3) -> f64 {
-        let Some(m) = self.q.get(a * self.bones + b) else { return 0.0 };
+        let Some(m) = self.q.get(a * self.bones + b) else {
+            return 0.0;
+        };
         let uh = [f64::from(u.x), f64::from(u.y), f64::from(u.z), 1.0];
         let mut s = 0.0;
         for i in 0..4 {
@@ -288,7 +294,9 @@ pub(crate) fn stats_pass(
                 let v0 = chunk * CHUNK;
                 for (i, cv) in c.iter_mut().enumerate() {
                     let v = v0 + i;
-                    let (Some(u), Some(xv)) = (rest.get(v), x.get(v)) else { continue };
+                    let (Some(u), Some(xv)) = (rest.get(v), x.get(v)) else {
+                        continue;
+                    };
                     let (u, xv) = (Vec3A::from(*u), Vec3A::from(*xv));
                     *cv += f64::from(xv.length_squared());
                     for (b, (m, t)) in affine.iter().enumerate() {

@@ -73,8 +73,12 @@ pub fn build_rig(d: &Decomposition, name: &str, fps: f32) -> Result<Rig, SeqErro
     for t in &d.triangles {
         for e in 0..3 {
             let (v0, v1) = (t[e] as usize, t[(e + 1) % 3] as usize);
-            let (Some(&a), Some(&b)) = (dominant.get(v0), dominant.get(v1)) else { continue };
-            let (Some(Some(a)), Some(Some(b))) = (slot.get(a as usize), slot.get(b as usize)) else { continue };
+            let (Some(&a), Some(&b)) = (dominant.get(v0), dominant.get(v1)) else {
+                continue;
+            };
+            let (Some(Some(a)), Some(Some(b))) = (slot.get(a as usize), slot.get(b as usize)) else {
+                continue;
+            };
             if a != b {
                 let mid = (d.rest[v0] + d.rest[v1]).as_dvec3() * 0.5;
                 for (i, j) in [(*a, *b), (*b, *a)] {

@@ -109,8 +109,11 @@ fn per_frame_skinning_drifts_and_consistent_skinning_does_not() {
     let scale = Normalisation::of_frame(&baked.sequence.frames[result.anchor])
         .unwrap()
         .scale;
-    let (rmse, _) = rigml_eval::sequence_metrics::lbs_rmse(&result.reconstructed, &baked.sequence.frames, scale).unwrap();
-    println!("{CHARACTER} nearest: per-frame TSE {tse:.2} ({per_vertex:.4}/vertex); consistent TSE 0, LBS RMSE {rmse:.3e}");
+    let (rmse, _) =
+        rigml_eval::sequence_metrics::lbs_rmse(&result.reconstructed, &baked.sequence.frames, scale).unwrap();
+    println!(
+        "{CHARACTER} nearest: per-frame TSE {tse:.2} ({per_vertex:.4}/vertex); consistent TSE 0, LBS RMSE {rmse:.3e}"
+    );
     assert_eq!(tse_consistent, 0.0);
     // The anchor frame itself is reproduced exactly by its own pose.
     let anchor_error = result.reconstructed[result.anchor]
