@@ -117,23 +117,22 @@ pub fn run(args: &Args) -> Result<String> {
     if args.stream && !is_dir {
         bail!("{}: --stream reads OBJ folders only", args.input.display());
     }
-    let (sequence, baked, streamed) = if args.stream {
-        (None, None, Some(Streamed(ObjFrames::open(&args.input)?)))
+    // One of: an OBJ folder held in memory, one streamed from disk, a baked skinned clip.
+    let (mut sequence, mut baked, mut streamed) = (None, None, None);
+    if args.stream {
+        streamed = Some(Streamed(ObjFrames::open(&args.input)?));
     } else if is_dir {
-        (
-            Some(rigml_io::sequence::load_sequence(&args.input, &options)?),
-            None,
-            None,
-        )
+        sequence = Some(rigml_io::sequence::load_sequence(&args.input, &options)?);
     } else {
         let character = rigml_io::load(&args.input)?;
-        let baked = rigml_io::sequence::bake(&character, &options, &args.input)?;
-        (Some(baked.sequence.clone()), Some((character, baked)), None)
-    };
-    let source: &dyn FrameSource = match (&sequence, &streamed) {
-        (Some(s), _) => s,
-        (None, Some(s)) => s,
-        (None, None) => bail!("{}: nothing to read", args.input.display()),
+        let frames = rigml_io::sequence::bake(&character, &options, &args.input)?;
+        baked = Some((character, frames));
+    }
+    let source: &dyn FrameSource = match (&sequence, &baked, &streamed) {
+        (Some(s), _, _) => s,
+        (_, Some((_, b)), _) => &b.sequence,
+        (_, _, Some(s)) => s,
+        _ => bail!("{}: nothing to read", args.input.display()),
     };
     let load_seconds = started.elapsed().as_secs_f64();
     let seq_options = rigml_seq::Options {
@@ -163,7 +162,10 @@ pub fn run(args: &Args) -> Result<String> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "sequence".into());
-    let fps = args.fps.or(sequence.as_ref().and_then(|s| s.fps)).unwrap_or(24.0);
+    let fps = args
+        .fps
+        .or(baked.as_ref().and_then(|(_, b)| b.sequence.fps))
+        .unwrap_or(24.0);
     let rig = rigml_seq::build_rig(&decomposition, &name, fps).with_context(|| format!("{}", args.input.display()))?;
     let truth = match (&baked, args.truth) {
         (Some((character, baked)), true) => Some(

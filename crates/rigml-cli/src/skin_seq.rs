@@ -98,8 +98,10 @@ pub fn run(args: &Args) -> Result<String> {
             ProgressStyle::with_template("{bar:30} {pos}/{len} frames [{elapsed}]")
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
-        let skins = per_frame(&posed, solver.as_ref(), &solve_options, &|done, _| bar.set_position(done as u64))
-            .map_err(where_)?;
+        let skins = per_frame(&posed, solver.as_ref(), &solve_options, &|done, _| {
+            bar.set_position(done as u64)
+        })
+        .map_err(where_)?;
         bar.finish_and_clear();
         let dense: Vec<Vec<f32>> = skins.iter().map(|s| s.to_dense(joints)).collect();
         let value = tse(&dense, n).ok_or_else(|| anyhow!("fewer than two frames"))?;

@@ -34,7 +34,10 @@ fn assert_clean_failure(o: &Output, file: &str) {
 
 #[test]
 fn decompose_fox_walk_writes_a_rig_and_refuses_to_clobber() {
-    let row = common::rows_where("id", "fox_walk").into_iter().next().expect("fox_walk row");
+    let row = common::rows_where("id", "fox_walk")
+        .into_iter()
+        .next()
+        .expect("fox_walk row");
     let input = row.path();
     let input = input.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -100,7 +103,8 @@ fn skin_seq_per_frame_and_consistent_on_the_demo() {
     assert_ok(&o);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!((v["mode"].as_str(), v["frames"].as_u64()), (Some("per-frame"), Some(4)));
-    assert!(v["tse"].as_f64().unwrap() >= 0.0, "{v}");
+    // Nearest-bone weights change with the pose (measured 161.4 summed over 4822 vertices).
+    assert!(v["tse"].as_f64().unwrap() > 1.0, "{v}");
     let mut consistent = base.to_vec();
     consistent.push("--consistent");
     let o = rigml(dir.path(), &consistent);

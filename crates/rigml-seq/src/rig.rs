@@ -96,6 +96,7 @@ pub fn build_rig(d: &Decomposition, name: &str, fps: f32) -> Result<Rig, SeqErro
         .collect();
     let mut point = vec![DVec3::ZERO; m * m];
     let mut cost = vec![f64::INFINITY; m * m];
+    let mut drift = vec![0.0f64; m * m];
     for i in 0..m {
         for j in i + 1..m {
             let (a, b) = (used[i], used[j]);
@@ -127,6 +128,7 @@ pub fn build_rig(d: &Decomposition, name: &str, fps: f32) -> Result<Rig, SeqErro
             let residual = ((p.dot(ap) + 2.0 * p.dot(atc) + cc).max(0.0) / frames as f64).sqrt();
             for (x, y) in [(i, j), (j, i)] {
                 point[x * m + y] = p;
+                drift[x * m + y] = residual;
                 cost[x * m + y] = residual + if adjacent { 0.0 } else { NOT_ADJACENT };
             }
         }
@@ -197,7 +199,7 @@ pub fn build_rig(d: &Decomposition, name: &str, fps: f32) -> Result<Rig, SeqErro
         } else {
             parents.push(Some(joint_of_slot[p]));
             positions.push(norm.undo(point[p * m + i].as_vec3()));
-            residuals.push(cost[p * m + i] % NOT_ADJACENT);
+            residuals.push(drift[p * m + i]);
         }
     }
     let bone_of_joint: Vec<usize> = order.iter().map(|&i| used[i]).collect();
