@@ -44,6 +44,9 @@ pub struct Args {
     /// Motion-clustering rounds before the alternation.
     #[arg(long, default_value_t = 10)]
     pub init_iterations: usize,
+    /// Sweeps over the bones per transform update (weighted Procrustes, others held fixed).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub transform_iterations: u16,
     /// Laplacian smoothness of the weights (normalised units, per frame).
     #[arg(long, default_value_t = 1e-4)]
     pub smoothness: f64,
@@ -140,9 +143,9 @@ pub fn run(args: &Args) -> Result<String> {
         max_influences: usize::from(args.max_influences),
         iterations: args.iterations,
         init_iterations: args.init_iterations,
+        transform_iterations: usize::from(args.transform_iterations),
         smoothness: args.smoothness,
         seed: args.seed,
-        ..rigml_seq::Options::default()
     };
     let bar = ProgressBar::new(0);
     bar.set_style(

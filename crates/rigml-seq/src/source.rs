@@ -3,7 +3,9 @@
 //! The decomposition reads frames only through [`FrameSource`], one frame per call, so a source
 //! may hold every frame in memory ([`rigml_core::Sequence`]) or re-read each frame from disk on
 //! every pass (memory: one frame per worker thread). Which one to use is the caller's choice: the
-//! algorithm makes about `2 × iterations + 3` passes, so in-memory is faster whenever it fits.
+//! decomposition reads every frame `2 × (iterations + init_iterations) + 2` times (82 with the
+//! defaults), so in-memory is faster whenever it fits (streaming the 24-frame horse from its OBJ
+//! files took 4.5× the wall time of holding it).
 
 use crate::SeqError;
 use glam::Vec3;
