@@ -88,6 +88,12 @@ pub fn anchor(source: &dyn FrameSource) -> Result<(usize, Vec<Vec3>), SeqError> 
     let mut frame = Vec::new();
     for f in 0..source.frame_count() {
         source.read_frame(f, &mut frame)?;
+        if frame.len() != source.vertex_count() {
+            return Err(SeqError::Source {
+                frame: f,
+                message: format!("{} vertices, expected {}", frame.len(), source.vertex_count()),
+            });
+        }
         if let Some(v) = frame.iter().position(|p| !p.is_finite()) {
             return Err(SeqError::Source {
                 frame: f,
