@@ -6,6 +6,7 @@
 
 mod clean;
 mod convert;
+mod decompose;
 mod demo;
 mod eval;
 mod ikrig;
@@ -14,6 +15,7 @@ mod render;
 mod retarget;
 mod skin;
 mod view;
+mod skin_seq;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -28,10 +30,12 @@ Examples:
   rigml render Fox.glb --all --poses 6 -o fox.png
   rigml skin Ranger.glb --method heat -o ranger-heat.glb
   rigml eval --split val --methods nearest,heat,voxel -o report/
-  rigml clean walk.bvh -o walk-clean.bvh    smooth a mocap clip and remove foot skate
+  rigml clean walk.bvh -o walk-clean.bvh  smooth a mocap clip and remove foot skate
   rigml retarget walk.bvh --to Ranger.glb -o ranger-walk.glb
   rigml ikrig encode walk.bvh -o walk.csv
-  rigml view Fox.glb                  look at mesh, skeleton, weights and clips in a browser";
+  rigml view Fox.glb                  look at mesh, skeleton, weights and clips in a browser
+  rigml decompose sequences/horse_gallop --bones 30 -o horse.glb
+  rigml skin-seq Wolf.glb --clip 11 --method heat --consistent";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
@@ -53,6 +57,8 @@ enum Command {
     Retarget(retarget::Args),
     Ikrig(ikrig::Args),
     View(view::Args),
+    Decompose(decompose::Args),
+    SkinSeq(skin_seq::Args),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +74,8 @@ fn main() -> ExitCode {
         Command::Retarget(args) => retarget::run(&args),
         Command::Ikrig(args) => ikrig::run(&args),
         Command::View(args) => view::run(&args),
+        Command::Decompose(args) => decompose::run(&args),
+        Command::SkinSeq(args) => skin_seq::run(&args),
     };
     match result {
         Ok(text) => print(&text),

@@ -24,6 +24,7 @@
 //! `external::write_npz` exports any skin (the GT, say) in the same `.npz` layout for tools
 //! outside rigml.
 
+pub mod bone_match;
 pub mod dataset;
 pub mod deformation;
 pub mod error;

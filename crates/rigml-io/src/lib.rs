@@ -13,6 +13,7 @@ pub mod gltf;
 pub mod makehuman;
 pub mod obj;
 pub mod rignet;
+pub mod sequence;
 
 pub use error::IoError;
 

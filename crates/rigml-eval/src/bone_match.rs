@@ -1,0 +1,126 @@
+//! Recovered bone motion against ground truth (issue 6): a decomposition's per-frame bone
+//! transforms and joint positions compared with a skinned character's own joints, after a
+//! one-to-one matching of bones to joints ([`hungarian`] on the mean point error).
+//!
+//! Both sides are given as per-frame maps from the anchor frame's space to frame `f`'s. For a
+//! true joint `j` and a bone `b`, the point error at frame `f` is `|T_fj(p_j) − R_fb(p_j)|` with
+//! `p_j` the joint's anchor-frame position (multiplied by `scale`, the METRICS.md §6
+//! normalisation); the rotation error is the angle of `rot(T_fj) · rot(R_fb)⁻¹`.
+
+use crate::sequence_metrics::hungarian;
+use glam::{Mat4, Quat, Vec3};
+
+/// The comparison after matching.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoneMatch {
+    /// True joints compared.
+    pub joints: usize,
+    /// Recovered bones available.
+    pub bones: usize,
+    /// `(true joint, bone)` pairs of the matching.
+    pub pairs: Vec<(usize, usize)>,
+    /// Mean over matched pairs and frames of the point error (normalised units).
+    pub point_error_mean: f64,
+    /// Mean over matched pairs and frames of the rotation error, degrees.
+    pub rotation_deg_mean: f64,
+    /// Median over matched pairs of the per-pair mean rotation error, degrees.
+    pub rotation_deg_median: f64,
+    /// Mean distance between matched true and recovered joint positions in the anchor frame
+    /// (normalised units); `None` without recovered joint positions.
+    pub joint_position_error_mean: Option<f64>,
+}
+
+/// Match and compare. `truth[f][j]`, `recovered[f][b]`: anchor → frame `f` maps; `joints`: the
+/// true joints to compare; `probes[j]`: true joint positions in the anchor frame;
+/// `recovered_joints[b]`: recovered joint positions (anchor frame), if any. `None` when there is
+/// nothing to compare or the frame counts differ.
+pub fn match_bones(
+    truth: &[Vec<Mat4>],
+    recovered: &[Vec<Mat4>],
+    joints: &[usize],
+    probes: &[Vec3],
+    recovered_joints: Option<&[Vec3]>,
+    scale: f32,
+) -> Option<BoneMatch> {
+    let frames = truth.len();
+    let bones = recovered.first().map_or(0, Vec::len);
+    if frames == 0 || recovered.len() != frames || joints.is_empty() || bones == 0 {
+        return None;
+    }
+    let rotation = |m: &Mat4| m.to_scale_rotation_translation().1;
+    let mut point = vec![0.0f64; joints.len() * bones];
+    let mut angle = vec![0.0f64; joints.len() * bones];
+    for (row, &j) in joints.iter().enumerate() {
+        let p = *probes.get(j)?;
+        for f in 0..frames {
+            let t = truth[f].get(j)?;
+            let (tp, tq) = (t.transform_point3(p), rotation(t));
+            for (b, r) in recovered[f].iter().enumerate().take(bones) {
+                point[row * bones + b] += f64::from(tp.distance(r.transform_point3(p)) * scale) / frames as f64;
+                angle[row * bones + b] += rotation_angle_deg(tq, rotation(r)) / frames as f64;
+            }
+        }
+    }
+    let assignment = hungarian(&point, joints.len(), bones);
+    let pairs: Vec<(usize, usize, usize)> = assignment
+        .iter()
+        .enumerate()
+        .filter_map(|(row, b)| b.map(|b| (row, joints[row], b)))
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let count = pairs.len() as f64;
+    let point_error_mean = pairs.iter().map(|&(row, _, b)| point[row * bones + b]).sum::<f64>() / count;
+    let mut angles: Vec<f64> = pairs.iter().map(|&(row, _, b)| angle[row * bones + b]).collect();
+    let rotation_deg_mean = angles.iter().sum::<f64>() / count;
+    angles.sort_by(f64::total_cmp);
+    let rotation_deg_median = angles[angles.len() / 2];
+    let joint_position_error_mean = recovered_joints.map(|rj| {
+        pairs
+            .iter()
+            .filter_map(|&(_, j, b)| Some(f64::from(probes.get(j)?.distance(*rj.get(b)?) * scale)))
+            .sum::<f64>()
+            / count
+    });
+    Some(BoneMatch {
+        joints: joints.len(),
+        bones,
+        pairs: pairs.iter().map(|&(_, j, b)| (j, b)).collect(),
+        point_error_mean,
+        rotation_deg_mean,
+        rotation_deg_median,
+        joint_position_error_mean,
+    })
+}
+
+/// Angle of the rotation taking `b` to `a`, degrees in `[0, 180]`.
+pub fn rotation_angle_deg(a: Quat, b: Quat) -> f64 {
+    let d = f64::from((a * b.inverse()).normalize().w.abs().min(1.0));
+    (2.0 * d.acos()).to_degrees()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_motion_matches_exactly_despite_permutation() {
+        // Two joints with different motions; the recovered bones are the same motions swapped.
+        let m0 = |f: usize| Mat4::from_rotation_z(0.3 * f as f32);
+        let m1 = |f: usize| Mat4::from_translation(Vec3::new(f as f32, 0.0, 0.0));
+        let truth: Vec<Vec<Mat4>> = (0..4).map(|f| vec![m0(f), m1(f)]).collect();
+        let recovered: Vec<Vec<Mat4>> = (0..4).map(|f| vec![m1(f), m0(f)]).collect();
+        let probes = [Vec3::X, Vec3::Y];
+        let got = match_bones(&truth, &recovered, &[0, 1], &probes, Some(&[Vec3::Y, Vec3::X]), 1.0).unwrap();
+        assert_eq!(got.pairs, vec![(0, 1), (1, 0)]);
+        assert!(got.point_error_mean < 1e-6 && got.rotation_deg_mean < 1e-3, "{got:?}");
+        assert_eq!(got.joint_position_error_mean, Some(0.0));
+        // A 90° error about the probe's own axis shows in the angle, not in the point error.
+        let rotated: Vec<Vec<Mat4>> = (0..4).map(|f| vec![m0(f) * Mat4::from_rotation_x(1.5707964)]).collect();
+        let got = match_bones(&truth, &rotated, &[0], &probes, None, 1.0).unwrap();
+        assert!((got.rotation_deg_mean - 90.0).abs() < 1e-2, "{got:?}");
+        assert!(got.point_error_mean < 1e-6);
+        assert!(match_bones(&truth, &recovered[..2], &[0], &probes, None, 1.0).is_none());
+    }
+}
