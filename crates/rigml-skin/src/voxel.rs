@@ -49,7 +49,17 @@ impl Default for Voxel {
     }
 }
 
-const NO_JOINT: u32 = u32::MAX;
+/// A label is packed into a `u32`, distance above joint (so that comparing packed labels
+/// compares distances): half the memory of a pair, which keeps the label field of a
+/// resolution-256 character in the CPU cache.
+const JOINT_BITS: u32 = 16;
+const JOINT_MASK: u32 = (1 << JOINT_BITS) - 1;
+/// An unused label slot (joint bits all ones: no real joint matches).
+const EMPTY: u32 = u32::MAX;
+/// Largest distance in units a label holds (4095 voxels, 16 grids of 256 across): a bone
+/// farther than that from the solid gets no label and its vertices fall back to the nearest
+/// bone in post-processing.
+const MAX_UNITS: u32 = (1 << (32 - JOINT_BITS)) - 2;
 
 /// Most solid voxels searched: keeps a bulky character at resolution 256 within seconds (a
 /// sphere filling the grid would be about 9 million) at the cost of resolution for that
@@ -74,6 +84,15 @@ impl SkinSolver for Voxel {
             let resolution = ((self.resolution.max(2) as f64 * shrink) as usize).max(8);
             grid = VoxelGrid::new(positions, &prep.welded.triangles, resolution).ok_or(SkinError::EmptyMesh)?;
         }
+        if prep.bones.joint_count >= JOINT_MASK as usize {
+            return Err(SkinError::Failed {
+                solver: "voxel",
+                problem: format!(
+                    "{} joints; geodesic voxel binding supports fewer than {JOINT_MASK}",
+                    prep.bones.joint_count
+                ),
+            });
+        }
         let k = options.max_influences.max(1).min(prep.bones.joint_count.max(1));
         let solid = Solid::new(&grid);
         let falloff = f64::from(self.falloff).max(1.0);
@@ -83,7 +102,7 @@ impl SkinSolver for Voxel {
         let nearest = LabelField::solve(&grid, &solid, &prep, 1, &[], |_| true);
         let factor = reach_factor(falloff);
         let reach: Vec<u32> = (0..solid.cells.len() as u32)
-            .map(|s| nearest.labels(s).first().map_or(u32::MAX, |l| l.1))
+            .map(|s| nearest.nearest_distance(s))
             .map(|d| ((f64::from(d) * factor).min(f64::from(u32::MAX / 4)) as u32).saturating_add(REACH_SLACK))
             .collect();
         drop(nearest);
@@ -106,7 +125,7 @@ impl SkinSolver for Voxel {
                 };
                 let distances: Vec<(u32, f64)> = labels
                     .iter()
-                    .filter(|l| l.0 != NO_JOINT && l.1.is_finite())
+                    .filter(|l| l.1.is_finite())
                     .map(|&(j, d, center)| (j, base(d + (p - center).length())))
                     .collect();
                 // Weights relative to the nearest bone's, in (0, 1]: the absolute ones
@@ -168,10 +187,10 @@ impl Solid {
 /// Per solid voxel, its `k` nearest bones (of one joint group) by geodesic distance through
 /// the solid.
 struct LabelField {
-    /// A block of `1 + k` entries per solid voxel: first `(largest distance accepted, 0)`, then
-    /// the labels `(joint, distance in units)`, unused = `(NO_JOINT, MAX)`. The limit sits
+    /// A block of `1 + k` entries per solid voxel: first the largest distance accepted, then
+    /// the packed labels (`distance << JOINT_BITS | joint`), unused = `EMPTY`. The limit sits
     /// beside the labels so that an offer touches one cache line.
-    blocks: Vec<(u32, u32)>,
+    blocks: Vec<u32>,
     k: usize,
 }
 
@@ -186,10 +205,10 @@ impl LabelField {
         in_group: impl Fn(u32) -> bool,
     ) -> LabelField {
         let cells = &solid.cells;
-        let mut blocks = vec![(NO_JOINT, u32::MAX); cells.len() * (k + 1)];
+        let mut blocks = vec![EMPTY; cells.len() * (k + 1)];
         for (s, block) in blocks.chunks_exact_mut(k + 1).enumerate() {
             if let Some(first) = block.first_mut() {
-                *first = (reach.get(s).copied().unwrap_or(u32::MAX), 0);
+                *first = reach.get(s).copied().unwrap_or(MAX_UNITS).min(MAX_UNITS);
             }
         }
         let mut field = LabelField { blocks, k };
@@ -287,10 +306,27 @@ impl LabelField {
         field
     }
 
-    /// The labels of solid voxel `s` (unused ones included).
-    fn labels(&self, s: u32) -> &[(u32, u32)] {
+    /// The labels `(joint, distance in units)` of solid voxel `s`, nearest first.
+    fn labels(&self, s: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
         let start = s as usize * (self.k + 1);
-        self.blocks.get(start + 1..start + 1 + self.k).unwrap_or(&[])
+        let mut slots: Vec<u32> = self.blocks.get(start + 1..start + 1 + self.k).unwrap_or(&[]).to_vec();
+        slots.sort_unstable();
+        slots
+            .into_iter()
+            .filter(|&e| e != EMPTY)
+            .map(|e| (e & JOINT_MASK, e >> JOINT_BITS))
+    }
+
+    /// Distance in units of the nearest label of solid voxel `s` (`u32::MAX` when none).
+    fn nearest_distance(&self, s: u32) -> u32 {
+        let start = s as usize * (self.k + 1);
+        let slots = self.blocks.get(start + 1..start + 1 + self.k).unwrap_or(&[]);
+        slots
+            .iter()
+            .filter(|&&e| e != EMPTY)
+            .map(|e| e >> JOINT_BITS)
+            .min()
+            .unwrap_or(u32::MAX)
     }
 
     /// Record `joint` at distance `d` at solid voxel `s` if it is within the voxel's reach and
@@ -300,28 +336,29 @@ impl LabelField {
         let Some(block) = self.blocks.get_mut(start..start + 1 + self.k) else {
             return false;
         };
-        let Some((limit, slots)) = block.split_first_mut() else {
+        let Some((&mut limit, slots)) = block.split_first_mut() else {
             return false;
         };
-        if d > limit.0 {
+        if d > limit {
             return false;
         }
+        let label = (d << JOINT_BITS) | joint;
         let mut worst = 0;
         for i in 0..slots.len() {
-            if slots[i].0 == joint {
-                if d < slots[i].1 {
-                    slots[i].1 = d;
+            if slots[i] & JOINT_MASK == joint {
+                if label < slots[i] {
+                    slots[i] = label;
                     return true;
                 }
                 return false;
             }
-            if slots[i].1 > slots[worst].1 {
+            if slots[i] > slots[worst] {
                 worst = i;
             }
         }
         match slots.get_mut(worst) {
-            Some(slot) if d < slot.1 => {
-                *slot = (joint, d);
+            Some(slot) if label < *slot => {
+                *slot = label;
                 true
             }
             _ => false,
@@ -330,7 +367,11 @@ impl LabelField {
 
     /// Whether `(joint, d)` is still the label of voxel `s` (stale queue entries are skipped).
     fn current(&self, s: u32, joint: u32, d: u32) -> bool {
-        self.labels(s).iter().any(|e| e.0 == joint && e.1 == d)
+        let start = s as usize * (self.k + 1);
+        let label = (d << JOINT_BITS) | joint;
+        self.blocks
+            .get(start + 1..start + 1 + self.k)
+            .is_some_and(|slots| slots.contains(&label))
     }
 }
 
@@ -372,7 +413,7 @@ fn labels_near(
     let center = grid.center(n);
     let mut labels: Vec<(u32, u32)> = Vec::new();
     for field in fields {
-        labels.extend(field.labels(s as u32).iter().filter(|l| l.0 != NO_JOINT));
+        labels.extend(field.labels(s as u32));
     }
     labels.sort_by_key(|l| l.1);
     labels.truncate(k);
