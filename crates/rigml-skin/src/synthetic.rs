@@ -1,8 +1,10 @@
 //! Generated test meshes for the solvers' tests and benchmarks: open tubes around a straight
-//! joint chain (the shape Blender's timings in ALGORITHMS.md §2 were measured on).
+//! joint chain (the shape Blender's timings in ALGORITHMS.md §2 were measured on), and the
+//! procedural demo humanoid subdivided to any size (the 1M-vertex memory runs of issue 3).
 
 use glam::{Mat4, Vec3};
-use rigml_core::{Mesh, Skeleton, Transform};
+use rigml_core::{CoreError, Mesh, Skeleton, Transform};
+use std::collections::HashMap;
 
 /// A tube of `radius` around a chain of `bones` bones of `bone_length` along +Y.
 ///
@@ -80,9 +82,65 @@ pub fn closed_tube_chain(
     (mesh, skeleton)
 }
 
+/// One round of midpoint subdivision: every triangle split into four through its edge
+/// midpoints (shared between the two triangles of an edge, so the surface stays connected).
+/// About four times the vertices of a closed mesh; normals, UVs and parts are dropped.
+pub fn subdivide(mesh: &Mesh) -> Mesh {
+    let mut positions = mesh.positions.clone();
+    let mut midpoints: HashMap<(u32, u32), u32> = HashMap::with_capacity(mesh.triangles.len() * 3 / 2);
+    let mut triangles = Vec::with_capacity(mesh.triangles.len() * 4);
+    for t in &mesh.triangles {
+        let mut mid = |a: u32, b: u32| {
+            *midpoints.entry((a.min(b), a.max(b))).or_insert_with(|| {
+                let at = |v: u32| positions.get(v as usize).copied().unwrap_or(Vec3::NAN);
+                let p = (at(a) + at(b)) * 0.5;
+                positions.push(p);
+                (positions.len() - 1) as u32
+            })
+        };
+        let [a, b, c] = *t;
+        let (ab, bc, ca) = (mid(a, b), mid(b, c), mid(c, a));
+        triangles.extend([[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]]);
+    }
+    Mesh {
+        positions,
+        triangles,
+        ..Default::default()
+    }
+}
+
+/// The procedural demo humanoid ([`rigml_geom::procedural::demo_humanoid`]: 21 joints, one
+/// tube per body part) subdivided until it has at least `min_vertices` vertices.
+pub fn large_humanoid(min_vertices: usize) -> Result<(Mesh, Skeleton), CoreError> {
+    let character = rigml_geom::procedural::demo_humanoid()?;
+    let mut mesh = character.mesh;
+    while mesh.vertex_count() < min_vertices && !mesh.triangles.is_empty() {
+        mesh = subdivide(&mesh);
+    }
+    Ok((mesh, character.skeleton))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn subdivision_quadruples_a_closed_mesh_and_keeps_it_closed() {
+        let (closed, _) = closed_tube_chain(2, 2, 8, 0.1, 1.0);
+        let finer = subdivide(&closed);
+        finer.validate().unwrap();
+        assert_eq!(finer.triangle_count(), 4 * closed.triangle_count());
+        // Euler: V - E + F = 2 with E = 3F / 2, so V' = V + E.
+        assert_eq!(
+            finer.vertex_count(),
+            closed.vertex_count() + closed.triangle_count() * 3 / 2
+        );
+        assert_eq!(finer.bounds(), closed.bounds());
+        let (humanoid, skeleton) = large_humanoid(20_000).unwrap();
+        assert!(humanoid.vertex_count() >= 20_000);
+        humanoid.validate().unwrap();
+        assert_eq!(skeleton.joint_count(), 21);
+    }
 
     #[test]
     fn counts_and_validity() {

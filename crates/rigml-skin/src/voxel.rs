@@ -8,8 +8,9 @@
 //!    `top_k` nearest distinct bones of every voxel — the cost of `top_k` single-bone searches
 //!    rather than one per bone.
 //! 4. A vertex's distance to a bone is its voxel's label plus the voxel-centre-to-vertex
-//!    distance, and `w = (1 / ((1 - α) d + α d²))²` with α the bind smoothness (the formula is
-//!    from a secondary summary of the paper, unverified — see ALGORITHMS.md).
+//!    distance, and `w = (1 / ((1 - α) d + α d²))^falloff` with α the bind smoothness (the
+//!    formula's base is from a secondary summary of the paper, unverified — see ALGORITHMS.md;
+//!    the exponent is Maya's "falloff", chosen on the val split, see [`DEFAULT_FALLOFF`]).
 
 use crate::post::{finish, Prepared, Row};
 use crate::{SkinError, SkinSolver, SolveOptions};
@@ -26,18 +27,39 @@ pub struct Voxel {
     pub resolution: usize,
     /// Bind smoothness α in `[0, 1]`.
     pub smoothness: f32,
+    /// Exponent of the weight falloff (at least 1): the weight ratio of two bones is at most
+    /// `(d_near / d_far)^falloff`, so larger is more rigid.
+    pub falloff: f32,
 }
+
+/// Falloff chosen on the val split (`rigml eval --split val --methods voxel`, smoothness 0.5,
+/// resolution 256; precision / recall / L1 / deform_a mean): 2 gave 0.555 / 0.913 / 0.886 /
+/// 0.0231, 6 gave 0.606 / 0.899 / 0.749, 8 gave 0.638 / 0.876 / 0.722 / 0.0198, 10 gave
+/// 0.651 / 0.861 / 0.708, 12 gave 0.665 / 0.847 / 0.699 / 0.0194, 16 gave 0.672 / 0.826 / 0.718;
+/// 12 has the lowest L1 and deformation error.
+pub const DEFAULT_FALLOFF: f32 = 12.0;
 
 impl Default for Voxel {
     fn default() -> Self {
         Self {
             resolution: 256,
             smoothness: 0.5,
+            falloff: DEFAULT_FALLOFF,
         }
     }
 }
 
-const NO_JOINT: u32 = u32::MAX;
+/// A label is packed into a `u32`, distance above joint (so that comparing packed labels
+/// compares distances): half the memory of a pair, which keeps the label field of a
+/// resolution-256 character in the CPU cache.
+const JOINT_BITS: u32 = 16;
+const JOINT_MASK: u32 = (1 << JOINT_BITS) - 1;
+/// An unused label slot (joint bits all ones: no real joint matches).
+const EMPTY: u32 = u32::MAX;
+/// Largest distance in units a label holds (4095 voxels, 16 grids of 256 across): a bone
+/// farther than that from the solid gets no label and its vertices fall back to the nearest
+/// bone in post-processing.
+const MAX_UNITS: u32 = (1 << (32 - JOINT_BITS)) - 2;
 
 /// Most solid voxels searched: keeps a bulky character at resolution 256 within seconds (a
 /// sphere filling the grid would be about 9 million) at the cost of resolution for that
@@ -62,17 +84,28 @@ impl SkinSolver for Voxel {
             let resolution = ((self.resolution.max(2) as f64 * shrink) as usize).max(8);
             grid = VoxelGrid::new(positions, &prep.welded.triangles, resolution).ok_or(SkinError::EmptyMesh)?;
         }
+        if prep.bones.joint_count >= JOINT_MASK as usize {
+            return Err(SkinError::Failed {
+                solver: "voxel",
+                problem: format!(
+                    "{} joints; geodesic voxel binding supports fewer than {JOINT_MASK}",
+                    prep.bones.joint_count
+                ),
+            });
+        }
         let k = options.max_influences.max(1).min(prep.bones.joint_count.max(1));
         let solid = Solid::new(&grid);
+        let falloff = f64::from(self.falloff).max(1.0);
         // First the nearest bone of every voxel, then the k nearest within reach of it. The
         // joints are split into one group per thread; the k nearest of the union are among the
         // groups' k nearest, so the groups run in parallel and are merged per vertex.
         let nearest = LabelField::solve(&grid, &solid, &prep, 1, &[], |_| true);
-        let reach: Vec<u32> = nearest
-            .labels
-            .iter()
-            .map(|l| l.1.saturating_mul(REACH).saturating_add(REACH_SLACK))
+        let factor = reach_factor(falloff);
+        let reach: Vec<u32> = (0..solid.cells.len() as u32)
+            .map(|s| nearest.nearest_distance(s))
+            .map(|d| ((f64::from(d) * factor).min(f64::from(u32::MAX / 4)) as u32).saturating_add(REACH_SLACK))
             .collect();
+        drop(nearest);
         let groups = rayon::current_num_threads().clamp(1, prep.bones.joint_count.max(1));
         let fields: Vec<LabelField> = (0..groups)
             .into_par_iter()
@@ -86,27 +119,22 @@ impl SkinSolver for Voxel {
                 let Some(labels) = labels_near(&grid, &solid, &fields, k, p) else {
                     return Row::new();
                 };
-                labels
+                let base = |d: f32| {
+                    let d = f64::from(d).max(floor);
+                    (1.0 - alpha) * d + alpha * d * d
+                };
+                let distances: Vec<(u32, f64)> = labels
                     .iter()
-                    .filter(|l| l.0 != NO_JOINT && l.1.is_finite())
-                    .map(|&(j, d, center)| {
-                        let d = (f64::from(d) + f64::from((p - center).length())).max(floor);
-                        let w = 1.0 / ((1.0 - alpha) * d + alpha * d * d);
-                        (j, (w * w) as f32)
-                    })
+                    .filter(|l| l.1.is_finite())
+                    .map(|&(j, d, center)| (j, base(d + (p - center).length())))
+                    .collect();
+                // Weights relative to the nearest bone's, in (0, 1]: the absolute ones
+                // (1 / d)^falloff overflow for small d.
+                let nearest = distances.iter().map(|e| e.1).fold(f64::INFINITY, f64::min);
+                distances
+                    .iter()
+                    .map(|&(j, b)| (j, (nearest / b).powf(falloff) as f32))
                     .collect()
-            })
-            .collect();
-        // Weights can be huge for tiny d; rows are scaled to their max before the f32 rounding
-        // matters in post-processing.
-        let rows = rows
-            .into_iter()
-            .map(|mut r| {
-                let max = r.iter().map(|e| e.1).fold(0.0f32, f32::max);
-                if max.is_finite() && max > 0.0 {
-                    r.iter_mut().for_each(|e| e.1 /= max);
-                }
-                r
             })
             .collect();
         finish(&prep, rows, options)
@@ -120,11 +148,19 @@ const UNITS: f32 = 16.0;
 /// Buckets in the ring: more than the largest step (√3 voxels = 28 units).
 const RING: usize = 32;
 
-/// Labels farther than `REACH ×` the voxel's nearest-bone distance (plus `REACH_SLACK` units)
-/// are not propagated: their weight would be below `(1 / REACH)^4 ≈ 1 %` of the nearest's at
-/// α = 0, and the pruning makes the k-label search cost little more than the 1-label one.
-const REACH: u32 = 2;
+/// Labels are propagated only up to `reach_factor ×` the voxel's nearest-bone distance plus
+/// `REACH_SLACK` units (two voxels, for the vertex's offset from its voxel centre and the
+/// rounding): farther bones would get less than `REACH_WEIGHT` of the nearest's weight, below
+/// the default `min_weight` of 1 % that post-processing drops anyway. The pruning makes the
+/// k-label search cost little more than the 1-label one.
+const REACH_WEIGHT: f64 = 0.005;
 const REACH_SLACK: u32 = 2 * UNITS as u32;
+
+/// Distance ratio beyond which a bone's weight is below `REACH_WEIGHT` of the nearest's: the
+/// weight ratio is at most `(d_near / d_far)^falloff`. Capped at 4 for a soft falloff.
+fn reach_factor(falloff: f64) -> f64 {
+    REACH_WEIGHT.powf(-1.0 / falloff.max(1.0)).min(4.0)
+}
 
 /// The non-exterior voxels, numbered.
 struct Solid {
@@ -150,29 +186,32 @@ impl Solid {
 
 /// Per solid voxel, its `k` nearest bones (of one joint group) by geodesic distance through
 /// the solid.
-struct LabelField<'a> {
-    /// `k` entries per solid voxel: `(joint, distance in units)`, unused = `(NO_JOINT, MAX)`.
-    labels: Vec<(u32, u32)>,
+struct LabelField {
+    /// A block of `1 + k` entries per solid voxel: first the largest distance accepted, then
+    /// the packed labels (`distance << JOINT_BITS | joint`), unused = `EMPTY`. The limit sits
+    /// beside the labels so that an offer touches one cache line.
+    blocks: Vec<u32>,
     k: usize,
-    /// Per solid voxel, the largest distance accepted (empty = no limit).
-    reach: &'a [u32],
 }
 
-impl<'a> LabelField<'a> {
+impl LabelField {
+    /// `reach`: per solid voxel, the largest distance accepted (empty = no limit).
     fn solve(
         grid: &VoxelGrid,
         solid: &Solid,
         prep: &Prepared,
         k: usize,
-        reach: &'a [u32],
+        reach: &[u32],
         in_group: impl Fn(u32) -> bool,
-    ) -> LabelField<'a> {
+    ) -> LabelField {
         let cells = &solid.cells;
-        let mut field = LabelField {
-            labels: vec![(NO_JOINT, u32::MAX); cells.len() * k],
-            k,
-            reach,
-        };
+        let mut blocks = vec![EMPTY; cells.len() * (k + 1)];
+        for (s, block) in blocks.chunks_exact_mut(k + 1).enumerate() {
+            if let Some(first) = block.first_mut() {
+                *first = reach.get(s).copied().unwrap_or(MAX_UNITS).min(MAX_UNITS);
+            }
+        }
+        let mut field = LabelField { blocks, k };
         // Seeds `(distance, solid voxel, joint)`: voxels along each segment, or the nearest
         // solid voxels for bones outside the solid.
         let mut seeds: Vec<(u32, u32, u32)> = Vec::new();
@@ -267,34 +306,59 @@ impl<'a> LabelField<'a> {
         field
     }
 
-    fn slots(&mut self, s: u32) -> &mut [(u32, u32)] {
-        let start = s as usize * self.k;
-        &mut self.labels[start..start + self.k]
+    /// The labels `(joint, distance in units)` of solid voxel `s`, nearest first.
+    fn labels(&self, s: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let start = s as usize * (self.k + 1);
+        let mut slots: Vec<u32> = self.blocks.get(start + 1..start + 1 + self.k).unwrap_or(&[]).to_vec();
+        slots.sort_unstable();
+        slots
+            .into_iter()
+            .filter(|&e| e != EMPTY)
+            .map(|e| (e & JOINT_MASK, e >> JOINT_BITS))
     }
 
-    /// Record `joint` at distance `d` at solid voxel `s` if it is among its `k` nearest; true
-    /// when the label improved (and must be propagated).
+    /// Distance in units of the nearest label of solid voxel `s` (`u32::MAX` when none).
+    fn nearest_distance(&self, s: u32) -> u32 {
+        let start = s as usize * (self.k + 1);
+        let slots = self.blocks.get(start + 1..start + 1 + self.k).unwrap_or(&[]);
+        slots
+            .iter()
+            .filter(|&&e| e != EMPTY)
+            .map(|e| e >> JOINT_BITS)
+            .min()
+            .unwrap_or(u32::MAX)
+    }
+
+    /// Record `joint` at distance `d` at solid voxel `s` if it is within the voxel's reach and
+    /// among its `k` nearest; true when the label improved (and must be propagated).
     fn offer(&mut self, s: u32, joint: u32, d: u32) -> bool {
-        if self.reach.get(s as usize).is_some_and(|&r| d > r) {
+        let start = s as usize * (self.k + 1);
+        let Some(block) = self.blocks.get_mut(start..start + 1 + self.k) else {
+            return false;
+        };
+        let Some((&mut limit, slots)) = block.split_first_mut() else {
+            return false;
+        };
+        if d > limit {
             return false;
         }
-        let slots = self.slots(s);
+        let label = (d << JOINT_BITS) | joint;
         let mut worst = 0;
         for i in 0..slots.len() {
-            if slots[i].0 == joint {
-                if d < slots[i].1 {
-                    slots[i].1 = d;
+            if slots[i] & JOINT_MASK == joint {
+                if label < slots[i] {
+                    slots[i] = label;
                     return true;
                 }
                 return false;
             }
-            if slots[i].1 > slots[worst].1 {
+            if slots[i] > slots[worst] {
                 worst = i;
             }
         }
         match slots.get_mut(worst) {
-            Some(slot) if d < slot.1 => {
-                *slot = (joint, d);
+            Some(slot) if label < *slot => {
+                *slot = label;
                 true
             }
             _ => false,
@@ -302,8 +366,12 @@ impl<'a> LabelField<'a> {
     }
 
     /// Whether `(joint, d)` is still the label of voxel `s` (stale queue entries are skipped).
-    fn current(&mut self, s: u32, joint: u32, d: u32) -> bool {
-        self.slots(s).iter().any(|e| e.0 == joint && e.1 == d)
+    fn current(&self, s: u32, joint: u32, d: u32) -> bool {
+        let start = s as usize * (self.k + 1);
+        let label = (d << JOINT_BITS) | joint;
+        self.blocks
+            .get(start + 1..start + 1 + self.k)
+            .is_some_and(|slots| slots.contains(&label))
     }
 }
 
@@ -345,13 +413,7 @@ fn labels_near(
     let center = grid.center(n);
     let mut labels: Vec<(u32, u32)> = Vec::new();
     for field in fields {
-        labels.extend(
-            field
-                .labels
-                .get(s * field.k..(s + 1) * field.k)?
-                .iter()
-                .filter(|l| l.0 != NO_JOINT),
-        );
+        labels.extend(field.labels(s as u32));
     }
     labels.sort_by_key(|l| l.1);
     labels.truncate(k);
