@@ -10,6 +10,7 @@ mod eval;
 mod inspect;
 mod render;
 mod skin;
+mod train;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -22,8 +23,10 @@ Examples:
   rigml inspect Fox.glb --json        the same as one JSON object
   rigml convert Knight.fbx Knight.glb --max-influences 4
   rigml render Fox.glb --all --poses 6 -o fox.png
+  rigml skin Ranger.glb -o ranger.glb         learned weights (the embedded model)
   rigml skin Ranger.glb --method heat -o ranger-heat.glb
-  rigml eval --split val --methods nearest,heat,voxel -o report/";
+  rigml train --split train --val val -o skin.safetensors
+  rigml eval --split val --methods learned,heat,nearest,voxel -o report/";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
@@ -41,6 +44,7 @@ enum Command {
     Render(render::Args),
     Skin(skin::Args),
     Eval(eval::Args),
+    Train(train::Args),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +56,7 @@ fn main() -> ExitCode {
         Command::Render(args) => render::run(&args),
         Command::Skin(args) => skin::run(&args),
         Command::Eval(args) => eval::run(&args),
+        Command::Train(args) => train::run(&args),
     };
     match result {
         Ok(text) => print(&text),
