@@ -151,7 +151,10 @@ fn bar(len: u64, template: &str) -> ProgressBar {
 
 /// `OUTPUT` with its extension replaced by `-curves.png`.
 fn curves_path(output: &Path) -> PathBuf {
-    let stem = output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     output.with_file_name(format!("{stem}-curves.png"))
 }
 
@@ -228,7 +231,10 @@ pub fn run(args: &Args) -> Result<String> {
                 ));
             }
             TrainEvent::Val { losses, .. } => {
-                last_val = format!(" | val {:.4} (kl {:.4} deform {:.4})", losses.total, losses.kl, losses.deform);
+                last_val = format!(
+                    " | val {:.4} (kl {:.4} deform {:.4})",
+                    losses.total, losses.kl, losses.deform
+                );
             }
             TrainEvent::Checkpoint { model, .. } => {
                 let bytes = model.to_bytes()?;
@@ -284,7 +290,11 @@ pub fn run(args: &Args) -> Result<String> {
         summary.mean_coverage_loss
     );
     if let Some(t) = summary.final_train_loss {
-        let _ = writeln!(out, "final train loss (last {} steps): {t:.4}", rigml_learn::curves::SMOOTH);
+        let _ = writeln!(
+            out,
+            "final train loss (last {} steps): {t:.4}",
+            rigml_learn::curves::SMOOTH
+        );
     }
     if let (Some(v), Some(kl), Some(d)) = (summary.final_val_loss, summary.final_val_kl, summary.final_val_deform) {
         let _ = writeln!(out, "final val loss {v:.4} (kl {kl:.4}, deform {d:.5})");

@@ -14,7 +14,11 @@ fn infer(c: &mut Criterion) {
     let (mesh, skeleton) = tube_chain(59, 10, 34, 0.1, 0.5);
     let options = SolveOptions::default();
     let learned = Learned::embedded().expect("embedded model");
-    let mut group = c.benchmark_group(format!("{}k_verts_{}_joints", mesh.vertex_count() / 1000, skeleton.joint_count()));
+    let mut group = c.benchmark_group(format!(
+        "{}k_verts_{}_joints",
+        mesh.vertex_count() / 1000,
+        skeleton.joint_count()
+    ));
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(15));
     group.bench_function("learned", |b| {

@@ -75,8 +75,16 @@ fn draw(history: &History, pixels: &mut [u8]) -> Result<(), String> {
     let root = BitMapBackend::with_buffer(pixels, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let train = smoothed(history);
-    let val: Vec<(f64, f64)> = history.val.iter().map(|(s, l)| (*s as f64, f64::from(l.total))).collect();
-    let all = train.iter().chain(&val).map(|p| p.1).filter(|v| v.is_finite() && *v > 0.0);
+    let val: Vec<(f64, f64)> = history
+        .val
+        .iter()
+        .map(|(s, l)| (*s as f64, f64::from(l.total)))
+        .collect();
+    let all = train
+        .iter()
+        .chain(&val)
+        .map(|p| p.1)
+        .filter(|v| v.is_finite() && *v > 0.0);
     let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let (lo, hi) = if lo < hi { (lo * 0.9, hi * 1.1) } else { (1e-3, 1.0) };
     let last = train.iter().chain(&val).map(|p| p.0).fold(1.0, f64::max);
@@ -101,7 +109,10 @@ fn draw(history: &History, pixels: &mut [u8]) -> Result<(), String> {
     }
     let keep = |p: &&(f64, f64)| p.1.is_finite() && p.1 > 0.0;
     chart
-        .draw_series(LineSeries::new(train.iter().filter(keep).copied(), BLUE.stroke_width(2)))
+        .draw_series(LineSeries::new(
+            train.iter().filter(keep).copied(),
+            BLUE.stroke_width(2),
+        ))
         .map_err(|x| e(&x))?;
     chart
         .draw_series(LineSeries::new(val.iter().filter(keep).copied(), RED.stroke_width(2)))

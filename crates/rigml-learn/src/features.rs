@@ -155,7 +155,9 @@ fn candidates(prep: &Prepared, facts: &JointFacts, p: Vec3) -> Vec<Candidate> {
         .collect();
     let keep = CANDIDATES.min(all.len());
     if keep < all.len() {
-        all.select_nth_unstable_by(keep, |a, b| a.distance.total_cmp(&b.distance).then(a.joint.cmp(&b.joint)));
+        all.select_nth_unstable_by(keep, |a, b| {
+            a.distance.total_cmp(&b.distance).then(a.joint.cmp(&b.joint))
+        });
         all.truncate(keep);
     }
     all.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.joint.cmp(&b.joint)));

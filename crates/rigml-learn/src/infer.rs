@@ -18,6 +18,10 @@ use rigml_skin::{SkinError, SkinSolver, SolveOptions};
 use std::path::Path;
 use std::sync::Arc;
 
+/// The default model, trained by `rigml train` on the train split (README: "The default skin
+/// model").
+pub const DEFAULT_MODEL: &[u8] = include_bytes!("../../../models/skin-default.safetensors");
+
 /// Vertices per network call (bounds the memory of one forward pass).
 const CHUNK: usize = 16_384;
 
@@ -54,7 +58,10 @@ impl Learned {
 
     /// The default model shipped inside the binary (`models/skin-default.safetensors`).
     pub fn embedded() -> Result<Learned, LearnError> {
-        Err(LearnError::Model("TEMPORARY: no embedded model yet".into()))
+        Ok(Learned::new(ModelFile::from_bytes(
+            DEFAULT_MODEL,
+            "embedded default model",
+        )?))
     }
 
     /// Load a model file.

@@ -82,7 +82,11 @@ impl Net {
             ("out", &self.out),
         ] {
             let w = layer.weight.val();
-            out.push((format!("{name}.weight"), w.dims().to_vec(), tensor_values(w.into_data())));
+            out.push((
+                format!("{name}.weight"),
+                w.dims().to_vec(),
+                tensor_values(w.into_data()),
+            ));
             if let Some(bias) = &layer.bias {
                 let b = bias.val();
                 out.push((format!("{name}.bias"), b.dims().to_vec(), tensor_values(b.into_data())));
@@ -113,7 +117,10 @@ impl Net {
             let b = get(format!("{name}.bias"), &[output])?;
             Ok(Linear {
                 weight: Param::from_tensor(Tensor::from_data(TensorData::new(w, [input, output]), device)),
-                bias: Some(Param::from_tensor(Tensor::from_data(TensorData::new(b, [output]), device))),
+                bias: Some(Param::from_tensor(Tensor::from_data(
+                    TensorData::new(b, [output]),
+                    device,
+                ))),
             })
         };
         Ok(Net {
@@ -217,11 +224,14 @@ impl ModelFile {
 
     /// The network on `device`.
     pub fn net(&self, device: &Device) -> Result<Net, LearnError> {
-        Net::from_weights(&self.weights, device).map_err(|problem| LearnError::Model(problem))
+        Net::from_weights(&self.weights, device).map_err(LearnError::Model)
     }
 
     /// A metadata value parsed as f32, if present and valid.
     pub fn setting(&self, key: &str) -> Option<f32> {
-        self.metadata.get(key).and_then(|v| v.parse().ok()).filter(|v: &f32| v.is_finite())
+        self.metadata
+            .get(key)
+            .and_then(|v| v.parse().ok())
+            .filter(|v: &f32| v.is_finite())
     }
 }

@@ -188,9 +188,15 @@ fn samples_of_pose(
     let rest_positions = lbs(&character.mesh.positions, skin, &rest);
     let (lo, hi) = rest_positions
         .iter()
-        .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), &p| (lo.min(p), hi.max(p)));
+        .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), &p| {
+            (lo.min(p), hi.max(p))
+        });
     let longest = (hi - lo).max_element();
-    let inv_scale = if longest.is_finite() && longest > 0.0 { 1.0 / longest } else { 1.0 };
+    let inv_scale = if longest.is_finite() && longest > 0.0 {
+        1.0 / longest
+    } else {
+        1.0
+    };
     let poses = random_poses(&character.skeleton, POSES, &mut rng);
     let matrices: Vec<Vec<glam::Mat4>> = poses
         .iter()
@@ -213,8 +219,10 @@ fn samples_of_pose(
         if mass > 1e-6 {
             target.iter_mut().for_each(|t| *t /= mass);
         }
-        out.x.extend_from_slice(&feats.values[w * CANDIDATES * FEATURES..(w + 1) * CANDIDATES * FEATURES]);
-        out.mask.extend_from_slice(&feats.mask[w * CANDIDATES..(w + 1) * CANDIDATES]);
+        out.x
+            .extend_from_slice(&feats.values[w * CANDIDATES * FEATURES..(w + 1) * CANDIDATES * FEATURES]);
+        out.mask
+            .extend_from_slice(&feats.mask[w * CANDIDATES..(w + 1) * CANDIDATES]);
         out.target.extend_from_slice(&target);
         let x = character.mesh.positions[v];
         for &j in joints {
@@ -261,7 +269,12 @@ pub fn character_samples(id: &str, character: &Character, options: &SampleOption
 pub fn cache_key(id: &str, character: &Character, options: &SampleOptions) -> u64 {
     let mut h = fnv(0xcbf2_9ce4_8422_2325, id.as_bytes());
     h = fnv(h, &FEATURE_VERSION.to_le_bytes());
-    for n in [options.max_vertices as u64, options.posed_copies as u64, options.seed, POSES as u64] {
+    for n in [
+        options.max_vertices as u64,
+        options.posed_copies as u64,
+        options.seed,
+        POSES as u64,
+    ] {
         h = fnv(h, &n.to_le_bytes());
     }
     for p in &character.mesh.positions {

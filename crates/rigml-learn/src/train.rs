@@ -176,15 +176,7 @@ pub fn train(
             let step = model.metadata.get(KEY_STEP).and_then(|s| s.parse().ok()).unwrap_or(0);
             (model.net(&device)?, step)
         }
-        None => (
-            Net::new(
-                NetConfig {
-                    hidden: config.hidden,
-                },
-                &device,
-            ),
-            0,
-        ),
+        None => (Net::new(NetConfig { hidden: config.hidden }, &device), 0),
     };
     let mut optimizer = AdamConfig::new().init();
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5eed_ba7c);
@@ -212,7 +204,10 @@ pub fn train(
             deform: scalar(deform),
         };
         if !losses.total.is_finite() {
-            return Err(LearnError::Train(format!("the loss became {} at step {step}", losses.total)));
+            return Err(LearnError::Train(format!(
+                "the loss became {} at step {step}",
+                losses.total
+            )));
         }
         history.train.push((step + 1, losses));
         on_event(TrainEvent::Step {

@@ -16,7 +16,10 @@ use std::collections::HashMap;
 
 fn load(id: &str) -> Character {
     let rows = common::manifest();
-    let row = rows.iter().find(|r| r.id() == id).unwrap_or_else(|| panic!("{id} not in the manifest"));
+    let row = rows
+        .iter()
+        .find(|r| r.id() == id)
+        .unwrap_or_else(|| panic!("{id} not in the manifest"));
     rigml_io::load(&row.path()).unwrap_or_else(|e| panic!("{id}: {e}"))
 }
 
@@ -33,7 +36,10 @@ fn features_do_not_change_when_the_character_is_scaled() {
     big.skeleton.bind_to_rest();
     let mut small = fox.clone();
     small.skeleton.bind_to_rest();
-    let a = features::extract(&Prepared::new(&small.mesh, &small.skeleton).unwrap(), &small.skeleton.parents);
+    let a = features::extract(
+        &Prepared::new(&small.mesh, &small.skeleton).unwrap(),
+        &small.skeleton.parents,
+    );
     let b = features::extract(&Prepared::new(&big.mesh, &big.skeleton).unwrap(), &big.skeleton.parents);
     assert_eq!(a.vertex_count, b.vertex_count);
     assert_eq!(a.values.len(), a.vertex_count * CANDIDATES * FEATURES);
@@ -52,7 +58,11 @@ fn features_do_not_change_when_the_character_is_scaled() {
             }
         }
     }
-    assert!(same_joints * 100 >= a.vertex_count * 99, "{same_joints} of {}", a.vertex_count);
+    assert!(
+        same_joints * 100 >= a.vertex_count * 99,
+        "{same_joints} of {}",
+        a.vertex_count
+    );
     assert!(worst < 2e-3, "largest relative feature change {worst}");
     assert!(a.values.iter().all(|x| x.is_finite()));
 }
@@ -65,9 +75,13 @@ fn a_tiny_model_learns_and_reloads_to_identical_predictions() {
         seed: 7,
     };
     let mut samples = Samples::default();
-    for (i, id) in ["khronos-fox", "quaternius-fish-dolphin", "quaternius-platformer-game-skull"]
-        .iter()
-        .enumerate()
+    for (i, id) in [
+        "khronos-fox",
+        "quaternius-fish-dolphin",
+        "quaternius-platformer-game-skull",
+    ]
+    .iter()
+    .enumerate()
     {
         let c = load(id);
         samples.append(character_samples(id, &c, &options).unwrap(), i as u32);
@@ -132,4 +146,11 @@ fn learned_weights_obey_the_cap_and_normalisation_on_real_characters() {
         let failures = check::failures(&skin, c.mesh.vertex_count(), 4, &prep.bones);
         assert!(failures.is_empty(), "{id}: {failures:?}");
     }
+}
+
+#[test]
+fn the_embedded_model_loads_and_names_its_thresholds() {
+    let learned = Learned::embedded().unwrap();
+    assert!(learned.relative > 0.0 && learned.relative < 1.0);
+    assert!(learned.model().metadata.contains_key("rigml.train.command"));
 }
