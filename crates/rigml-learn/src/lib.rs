@@ -5,8 +5,7 @@
 //! [`sample`]), and inference as a [`rigml_skin::SkinSolver`] ([`Learned`], with the default
 //! model embedded in the binary).
 //!
-//! The CPU backend (burn's ndarray) is the default; `--features wgpu` selects a GPU backend
-//! (not built in CI).
+//! The backend is burn's CPU ndarray backend (no GPU backend feature yet).
 
 pub mod curves;
 pub mod features;
