@@ -14,7 +14,8 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
-  rigml eval --split val --methods nearest,heat,voxel -o report/
+  rigml eval --split val --methods learned,heat,nearest,voxel -o report/
+  rigml eval --split val --methods learned --model my-skin.safetensors -o report-mine/
   rigml eval --data ../shared/data/manifest.tsv --split val --methods heat \\
              --weights-from blender=bpy-weights/ -o report/ --force
 External weights: one file per asset in the folder, named <asset id>.npz (`weights` N×J and
@@ -26,9 +27,12 @@ pub struct Args {
     /// Which split to score: train, val, test or all.
     #[arg(long, default_value = "val", value_parser = ["train", "val", "test", "all"])]
     pub split: String,
-    /// Comma-separated solvers to run on every asset.
-    #[arg(long, value_delimiter = ',', default_value = "nearest,heat,voxel")]
+    /// Comma-separated solvers to run on every asset (learned, nearest, heat, voxel).
+    #[arg(long, value_delimiter = ',', default_value = "learned,nearest,heat,voxel")]
     pub methods: Vec<String>,
+    /// Model file for the learned method (default: the embedded model).
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
     /// Weights made elsewhere: `NAME=DIR` (or just DIR, named after it), repeatable.
     #[arg(long, value_name = "[NAME=]DIR")]
     pub weights_from: Vec<String>,
@@ -56,7 +60,7 @@ pub fn run(args: &Args) -> Result<String> {
             bail!("unknown method {name:?} (choose from {})", METHODS.join(", "));
         }
         let options = SolveOptions::default();
-        let solver = solver(name, None)?;
+        let solver = solver(name, None, args.model.as_deref())?;
         let declared = Declared {
             cap: options.max_influences,
             ignores_end_sites: false,

@@ -16,6 +16,7 @@ mod retarget;
 mod skin;
 mod view;
 mod skin_seq;
+mod train;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -28,14 +29,16 @@ Examples:
   rigml inspect Fox.glb --json        the same as one JSON object
   rigml convert Knight.fbx Knight.glb --max-influences 4
   rigml render Fox.glb --all --poses 6 -o fox.png
+  rigml skin Ranger.glb -o ranger.glb         learned weights (the embedded model)
   rigml skin Ranger.glb --method heat -o ranger-heat.glb
-  rigml eval --split val --methods nearest,heat,voxel -o report/
+  rigml train --split train --val val -o skin.safetensors
   rigml clean walk.bvh -o walk-clean.bvh  smooth a mocap clip and remove foot skate
   rigml retarget walk.bvh --to Ranger.glb -o ranger-walk.glb
   rigml ikrig encode walk.bvh -o walk.csv
   rigml view Fox.glb                  look at mesh, skeleton, weights and clips in a browser
   rigml decompose sequences/horse_gallop --bones 30 -o horse.glb
-  rigml skin-seq Wolf.glb --clip 11 --method heat --consistent";
+  rigml skin-seq Wolf.glb --clip 11 --method heat --consistent
+  rigml eval --split val --methods learned,heat,nearest,voxel -o report/";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
@@ -59,6 +62,7 @@ enum Command {
     View(view::Args),
     Decompose(decompose::Args),
     SkinSeq(skin_seq::Args),
+    Train(train::Args),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +80,7 @@ fn main() -> ExitCode {
         Command::View(args) => view::run(&args),
         Command::Decompose(args) => decompose::run(&args),
         Command::SkinSeq(args) => skin_seq::run(&args),
+        Command::Train(args) => train::run(&args),
     };
     match result {
         Ok(text) => print(&text),

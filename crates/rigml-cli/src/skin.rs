@@ -1,19 +1,25 @@
 //! `rigml skin IN -o OUT.glb`: compute skin weights for a character's mesh from its own
-//! skeleton (bind pose) with one of the geometric solvers, and write the skinned result.
+//! skeleton (bind pose) with the learned model (default) or one of the geometric solvers, and
+//! write the skinned result.
 
 use anyhow::{anyhow, bail, Result};
 use rigml_io::SaveOptions;
 use rigml_skin::{Heat, Nearest, SkinSolver, SolveOptions, Voxel};
 use std::fmt::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The solvers `--method` (and `rigml eval --methods`) can name.
-pub const METHODS: &[&str] = &["nearest", "heat", "voxel"];
+pub const METHODS: &[&str] = &["learned", "nearest", "heat", "voxel"];
 
-/// The solver called `name`, with its defaults (`resolution` applies to `voxel`).
-pub fn solver(name: &str, resolution: Option<usize>) -> Result<Box<dyn SkinSolver + Send>> {
+/// The solver called `name`, with its defaults (`resolution` applies to `voxel`, `model` to
+/// `learned`: a model file instead of the embedded default).
+pub fn solver(name: &str, resolution: Option<usize>, model: Option<&Path>) -> Result<Box<dyn SkinSolver + Send>> {
     Ok(match name {
+        "learned" => Box::new(match model {
+            Some(path) => rigml_learn::Learned::from_file(path)?,
+            None => rigml_learn::Learned::embedded()?,
+        }),
         "nearest" => Box::new(Nearest::default()),
         "heat" => Box::new(Heat::default()),
         "voxel" => {
@@ -27,10 +33,12 @@ pub fn solver(name: &str, resolution: Option<usize>) -> Result<Box<dyn SkinSolve
     })
 }
 
-/// Compute skin weights with a geometric solver, using the file's own skeleton.
+/// Compute skin weights (learned model by default, or a geometric solver) for the file's own skeleton.
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
+  rigml skin Ranger.glb -o ranger.glb
+  rigml skin Ranger.glb --model my-skin.safetensors -o ranger.glb
   rigml skin Ranger.glb --method heat -o ranger-heat.glb
   rigml skin Knight.fbx --method voxel --resolution 128 -o knight.glb
   rigml skin Fox.glb --method nearest --max-influences 2 -o fox.glb --force")]
@@ -40,9 +48,9 @@ pub struct Args {
     /// The skinned character to write (.glb, .gltf).
     #[arg(short, long)]
     pub output: PathBuf,
-    /// nearest: distance to bones; heat: bone heat diffusion (Blender's automatic weights);
-    /// voxel: geodesic voxel binding (Maya's).
-    #[arg(long, default_value = "heat", value_parser = clap::builder::PossibleValuesParser::new(METHODS))]
+    /// learned: the trained network (rigml train); nearest: distance to bones; heat: bone heat
+    /// diffusion (Blender's automatic weights); voxel: geodesic voxel binding (Maya's).
+    #[arg(long, default_value = "learned", value_parser = clap::builder::PossibleValuesParser::new(METHODS))]
     pub method: String,
     /// Influence cap per vertex.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
@@ -50,6 +58,9 @@ pub struct Args {
     /// Voxel grid resolution along the longest side (voxel method; default 256).
     #[arg(long, value_name = "R", value_parser = clap::value_parser!(u16).range(8..=rigml_geom::voxel::MAX_RESOLUTION as i64))]
     pub resolution: Option<u16>,
+    /// A model file from `rigml train` for the learned method (default: the embedded model).
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     pub force: bool,
@@ -61,7 +72,7 @@ pub fn run(args: &Args) -> Result<String> {
     if character.skeleton.is_empty() {
         bail!("{}: has no skeleton to bind to", args.input.display());
     }
-    let solver = solver(&args.method, args.resolution.map(usize::from))?;
+    let solver = solver(&args.method, args.resolution.map(usize::from), args.model.as_deref())?;
     let options = SolveOptions {
         max_influences: usize::from(args.max_influences),
         ..SolveOptions::default()

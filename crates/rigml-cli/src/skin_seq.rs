@@ -75,7 +75,7 @@ pub fn run(args: &Args) -> Result<String> {
         skeleton: &character.skeleton,
         skinning: &baked.skinning,
     };
-    let solver = solver(&args.method, None)?;
+    let solver = solver(&args.method, None, None)?;
     let solve_options = SolveOptions {
         max_influences: usize::from(args.max_influences),
         ..SolveOptions::default()

@@ -1,0 +1,385 @@
+//! `rigml train --split train [--val val] -o model.safetensors`: train the learned skin-weight
+//! model on the skinned characters of a manifest split (rigml-learn does the work).
+
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use rigml_eval::dataset::Dataset;
+use rigml_eval::skin_metrics::{rows_of, score, Mode, PreparedGt};
+use rigml_learn::infer::{search_thresholds, KEY_ABSOLUTE, KEY_RELATIVE};
+use rigml_learn::sample::{cached_samples, SampleOptions, Samples};
+use rigml_learn::train::{train, History, TrainConfig, TrainEvent};
+use rigml_learn::{Learned, ModelFile};
+use rigml_skin::SolveOptions;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Train the learned skin-weight model on a manifest split.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  rigml train --split train --val val -o skin.safetensors
+  rigml train --data ../shared/data --split train --steps 200 -o quick.safetensors --force
+  rigml train --split train --val val -o skin.safetensors --resume skin.safetensors.ckpt
+Writes OUTPUT, OUTPUT.ckpt every --checkpoint-every steps and a PNG of the loss curves
+(OUTPUT with the extension -curves.png). Features are cached in --cache (default
+target/rigml-learn-cache), keyed by the data, the sampling options and the feature version.")]
+pub struct Args {
+    /// The data folder holding manifest.tsv, or the manifest itself.
+    #[arg(long, default_value = "../shared/data")]
+    pub data: PathBuf,
+    /// Split to fit on.
+    #[arg(long, default_value = "train", value_parser = ["train", "val", "test"])]
+    pub split: String,
+    /// Split to validate on while training (never test for a model you report on test).
+    #[arg(long, value_parser = ["train", "val", "test"])]
+    pub val: Option<String>,
+    /// The model file to write (.safetensors).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Optimiser steps.
+    #[arg(long, default_value_t = 3000)]
+    pub steps: usize,
+    /// Samples per step.
+    #[arg(long, default_value_t = 1024)]
+    pub batch: usize,
+    /// Peak learning rate (Adam, cosine decay).
+    #[arg(long, default_value_t = 3e-3)]
+    pub learning_rate: f64,
+    /// Weight of the LBS deformation loss next to the KL loss.
+    #[arg(long, default_value_t = 10.0)]
+    pub deform_weight: f32,
+    /// Hidden width of the network.
+    #[arg(long, default_value_t = 64)]
+    pub hidden: usize,
+    /// Seed of everything random (parameters, batches, vertex subsets, poses).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Most vertices sampled per character (and per re-posed copy).
+    #[arg(long, default_value_t = 3000)]
+    pub max_vertices: usize,
+    /// Re-posed copies of every training character (pose augmentation).
+    #[arg(long, default_value_t = 1)]
+    pub posed_copies: usize,
+    /// Inference: drop candidates below this share of the row's largest weight (stored in the
+    /// model; with --val the value chosen on val replaces it).
+    #[arg(long, default_value_t = rigml_learn::infer::DEFAULT_RELATIVE)]
+    pub relative: f32,
+    /// Inference: drop candidates below this weight (stored in the model).
+    #[arg(long, default_value_t = rigml_learn::infer::DEFAULT_ABSOLUTE)]
+    pub absolute: f32,
+    /// Feature cache folder.
+    #[arg(long, default_value = "target/rigml-learn-cache")]
+    pub cache: PathBuf,
+    /// Do not read or write the feature cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Validate every N steps.
+    #[arg(long, default_value_t = 250)]
+    pub val_every: usize,
+    /// Write OUTPUT.ckpt every N steps (0 = never).
+    #[arg(long, default_value_t = 500)]
+    pub checkpoint_every: usize,
+    /// Continue from a checkpoint or model (its weights and step count).
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
+    /// Replace OUTPUT (and its curves PNG) if they exist.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    model: String,
+    curves: String,
+    characters: usize,
+    samples: usize,
+    val_samples: usize,
+    steps: usize,
+    seconds_features: f64,
+    seconds_training: f64,
+    final_train_loss: Option<f32>,
+    final_val_loss: Option<f32>,
+    final_val_kl: Option<f32>,
+    final_val_deform: Option<f32>,
+    mean_coverage_loss: f32,
+    /// `(relative, absolute, objective)` chosen on the val split.
+    thresholds: Option<(f32, f32, f64)>,
+}
+
+/// Samples of every skinned character of `split`.
+fn split_samples(
+    dataset: &Dataset,
+    split: &str,
+    options: &SampleOptions,
+    cache: Option<&Path>,
+) -> Result<(Samples, Vec<String>)> {
+    let rows: Vec<_> = dataset
+        .rows
+        .iter()
+        .filter(|r| r.kind == "character" && r.split == split)
+        .collect();
+    if rows.is_empty() {
+        bail!("the manifest has no characters in split {split:?}");
+    }
+    let bar = bar(rows.len() as u64, "{bar:30} {pos}/{len} features {msg} [{elapsed}]");
+    let mut all = Samples::default();
+    let mut ids = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        bar.set_message(row.id.clone());
+        let character = rigml_io::load(&row.path).with_context(|| format!("training asset {}", row.id))?;
+        let samples = cached_samples(cache, &row.id, &character, options)
+            .with_context(|| format!("{}: {}", row.path.display(), row.id))?;
+        all.append(samples, i as u32);
+        ids.push(row.id.clone());
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok((all, ids))
+}
+
+fn bar(len: u64, template: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
+    bar
+}
+
+/// `OUTPUT` with its extension replaced by `-curves.png`.
+fn curves_path(output: &Path) -> PathBuf {
+    let stem = output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    output.with_file_name(format!("{stem}-curves.png"))
+}
+
+fn checkpoint_path(output: &Path) -> PathBuf {
+    let mut name = output.file_name().map(|s| s.to_os_string()).unwrap_or_default();
+    name.push(".ckpt");
+    output.with_file_name(name)
+}
+
+/// Load, extract, train, write; returns the summary.
+pub fn run(args: &Args) -> Result<String> {
+    if args.output.exists() && !args.force {
+        bail!("{}: exists (use --force to replace it)", args.output.display());
+    }
+    let curves = curves_path(&args.output);
+    if curves.exists() && !args.force {
+        bail!("{}: exists (use --force to replace it)", curves.display());
+    }
+    let resume = match &args.resume {
+        Some(path) => Some(ModelFile::load(path)?),
+        None => None,
+    };
+    let dataset = Dataset::open(&args.data)?;
+    let options = SampleOptions {
+        max_vertices: args.max_vertices,
+        posed_copies: args.posed_copies,
+        seed: args.seed,
+    };
+    let cache = (!args.no_cache).then_some(args.cache.as_path());
+    let started = Instant::now();
+    let (train_samples, ids) = split_samples(&dataset, &args.split, &options, cache)?;
+    let val_samples = match &args.val {
+        Some(split) => {
+            let val_options = SampleOptions {
+                posed_copies: 0,
+                ..options
+            };
+            Some(split_samples(&dataset, split, &val_options, cache)?.0)
+        }
+        None => None,
+    };
+    let seconds_features = started.elapsed().as_secs_f64();
+    let config = TrainConfig {
+        steps: args.steps,
+        batch: args.batch,
+        learning_rate: args.learning_rate,
+        deform_weight: args.deform_weight,
+        hidden: args.hidden,
+        seed: args.seed,
+        val_every: args.val_every,
+        checkpoint_every: args.checkpoint_every,
+    };
+    let mut metadata = HashMap::new();
+    metadata.insert(
+        "rigml.train.command".to_string(),
+        std::env::args().collect::<Vec<_>>().join(" "),
+    );
+    metadata.insert("rigml.train.split".into(), args.split.clone());
+    metadata.insert("rigml.train.assets".into(), ids.join(","));
+    metadata.insert(KEY_RELATIVE.into(), args.relative.to_string());
+    metadata.insert(KEY_ABSOLUTE.into(), args.absolute.to_string());
+
+    let progress = bar(args.steps as u64, "{bar:30} {pos}/{len} {msg} [{elapsed}<{eta}]");
+    let checkpoint = checkpoint_path(&args.output);
+    let mut last_val = String::new();
+    let trained_at = Instant::now();
+    let mut on_event = |event: TrainEvent| -> Result<(), rigml_learn::LearnError> {
+        match event {
+            TrainEvent::Step { step, losses, .. } => {
+                progress.set_position(step as u64);
+                progress.set_message(format!(
+                    "loss {:.4} (kl {:.4} deform {:.4}){last_val}",
+                    losses.total, losses.kl, losses.deform
+                ));
+            }
+            TrainEvent::Val { losses, .. } => {
+                last_val = format!(
+                    " | val {:.4} (kl {:.4} deform {:.4})",
+                    losses.total, losses.kl, losses.deform
+                );
+            }
+            TrainEvent::Checkpoint { model, .. } => {
+                let bytes = model.to_bytes()?;
+                rigml_io::atomic::write(&checkpoint, &bytes, true).map_err(|e| rigml_learn::LearnError::Io {
+                    path: checkpoint.display().to_string(),
+                    source: std::io::Error::other(e.to_string()),
+                })?;
+            }
+        }
+        Ok(())
+    };
+    let (mut model, history) = train(
+        &train_samples,
+        val_samples.as_ref(),
+        &config,
+        resume.as_ref(),
+        &metadata,
+        &mut on_event,
+    )?;
+    progress.finish_and_clear();
+    let seconds_training = trained_at.elapsed().as_secs_f64();
+    let thresholds = match &args.val {
+        Some(split) => Some(choose_thresholds(&dataset, split, &mut model)?),
+        None => None,
+    };
+    rigml_io::atomic::write(&args.output, &model.to_bytes()?, args.force)?;
+    rigml_io::atomic::write(&curves, &rigml_learn::curves::png(&history)?, args.force)?;
+    let summary = summarise(args, &curves, &ids, &train_samples, val_samples.as_ref(), &history);
+    let summary = Summary {
+        seconds_features,
+        seconds_training,
+        thresholds,
+        ..summary
+    };
+    if args.json {
+        return Ok(serde_json::to_string_pretty(&summary)? + "\n");
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "trained on {} characters ({} samples, {} val samples): {} steps in {:.1} s (features {:.1} s)",
+        summary.characters,
+        summary.samples,
+        summary.val_samples,
+        summary.steps,
+        summary.seconds_training,
+        summary.seconds_features
+    );
+    let _ = writeln!(
+        out,
+        "GT mass outside the {} candidates (mean over characters): {:.4}",
+        rigml_learn::features::CANDIDATES,
+        summary.mean_coverage_loss
+    );
+    if let Some(t) = summary.final_train_loss {
+        let _ = writeln!(
+            out,
+            "final train loss (last {} steps): {t:.4}",
+            rigml_learn::curves::SMOOTH
+        );
+    }
+    if let (Some(v), Some(kl), Some(d)) = (summary.final_val_loss, summary.final_val_kl, summary.final_val_deform) {
+        let _ = writeln!(out, "final val loss {v:.4} (kl {kl:.4}, deform {d:.5})");
+    }
+    if let Some((relative, absolute, objective)) = summary.thresholds {
+        let _ = writeln!(
+            out,
+            "inference thresholds chosen on {}: relative {relative}, absolute {absolute} (mean P + R - L1 = {objective:.4})",
+            args.val.as_deref().unwrap_or("val")
+        );
+    }
+    let _ = writeln!(out, "wrote {} and {}", summary.model, summary.curves);
+    Ok(out)
+}
+
+/// Pick the inference thresholds that maximise mean `P + R - L1` (METRICS.md §2, top-4 mode)
+/// over the skinned characters of `split`, and store them in `model`.
+fn choose_thresholds(dataset: &Dataset, split: &str, model: &mut ModelFile) -> Result<(f32, f32, f64)> {
+    let learned = Learned::new(model.clone());
+    let options = SolveOptions::default();
+    let mut cases = Vec::new();
+    let mut truths = Vec::new();
+    let rows: Vec<_> = dataset
+        .rows
+        .iter()
+        .filter(|r| r.kind == "character" && r.split == split)
+        .collect();
+    let bar = bar(rows.len() as u64, "{bar:30} {pos}/{len} thresholds {msg} [{elapsed}]");
+    for row in rows {
+        bar.set_message(row.id.clone());
+        let character = rigml_io::load(&row.path).with_context(|| format!("validation asset {}", row.id))?;
+        let Some(gt) = &character.skin else {
+            bar.inc(1);
+            continue;
+        };
+        let truth = PreparedGt::new(&rows_of(gt));
+        if truth.is_data_issue() {
+            bar.inc(1);
+            continue;
+        }
+        cases.push(
+            learned
+                .score(&character.mesh, &character.skeleton)
+                .map_err(|e| anyhow::anyhow!("{}: learned: {e}", row.path.display()))?,
+        );
+        truths.push(truth);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let score = |i: usize, skin: &rigml_core::Skin| -> f64 {
+        match truths.get(i).map(|gt| score(&rows_of(skin), gt, Mode::Top4)) {
+            Some(Ok(s)) => s.precision + s.recall - s.l1,
+            _ => f64::NEG_INFINITY,
+        }
+    };
+    let best = search_thresholds(&learned, &cases, &options, &score)?;
+    model.metadata.insert(KEY_RELATIVE.into(), best.0.to_string());
+    model.metadata.insert(KEY_ABSOLUTE.into(), best.1.to_string());
+    model.metadata.insert("rigml.infer.chosen_on".into(), split.to_string());
+    Ok(best)
+}
+
+fn summarise(
+    args: &Args,
+    curves: &Path,
+    ids: &[String],
+    train: &Samples,
+    val: Option<&Samples>,
+    history: &History,
+) -> Summary {
+    let last_val = history.val.last().map(|e| e.1);
+    Summary {
+        model: args.output.display().to_string(),
+        curves: curves.display().to_string(),
+        characters: ids.len(),
+        samples: train.len(),
+        val_samples: val.map_or(0, Samples::len),
+        steps: args.steps,
+        seconds_features: 0.0,
+        seconds_training: 0.0,
+        final_train_loss: rigml_learn::curves::smoothed(history).last().map(|e| e.1 as f32),
+        final_val_loss: last_val.map(|l| l.total),
+        final_val_kl: last_val.map(|l| l.kl),
+        final_val_deform: last_val.map(|l| l.deform),
+        mean_coverage_loss: train.coverage_loss.iter().sum::<f32>() / train.coverage_loss.len().max(1) as f32,
+        thresholds: None,
+    }
+}

@@ -1,0 +1,125 @@
+//! PNG of the training curves (plotters, bitmap backend): training loss (smoothed over
+//! [`SMOOTH`] steps) and validation loss against the step, log-scaled.
+//!
+//! Text needs a TrueType font: the first of `$RIGML_FONT`, DejaVu Sans or Liberation Sans that
+//! exists. Without one the curves are drawn without labels (blue = train, red = val).
+
+use crate::train::History;
+use crate::LearnError;
+use plotters::prelude::*;
+use std::sync::OnceLock;
+
+/// Steps averaged per plotted training point.
+pub const SMOOTH: usize = 25;
+
+const SIZE: (u32, u32) = (900, 540);
+const FONT_PATHS: [&str; 3] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+];
+
+fn fonts() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        let env = std::env::var("RIGML_FONT").ok();
+        for path in env.iter().map(String::as_str).chain(FONT_PATHS) {
+            if let Ok(bytes) = std::fs::read(path) {
+                let leaked: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                if plotters::style::register_font("sans-serif", FontStyle::Normal, leaked).is_ok() {
+                    return true;
+                }
+            }
+        }
+        false
+    })
+}
+
+/// Smoothed training total loss: means of consecutive blocks of [`SMOOTH`] steps.
+pub fn smoothed(history: &History) -> Vec<(f64, f64)> {
+    history
+        .train
+        .chunks(SMOOTH)
+        .filter(|c| !c.is_empty())
+        .map(|c| {
+            let step = c.last().map_or(0, |e| e.0) as f64;
+            let mean = c.iter().map(|e| f64::from(e.1.total)).sum::<f64>() / c.len() as f64;
+            (step, mean)
+        })
+        .collect()
+}
+
+/// The PNG bytes of the curves.
+pub fn png(history: &History) -> Result<Vec<u8>, LearnError> {
+    let (w, h) = SIZE;
+    let mut pixels = vec![0u8; (w * h * 3) as usize];
+    draw(history, &mut pixels).map_err(|e| LearnError::Train(format!("plotting the curves: {e}")))?;
+    let mut out = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut out, w, h);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder
+            .write_header()
+            .map_err(|e| LearnError::Train(format!("encoding the curves: {e}")))?;
+        writer
+            .write_image_data(&pixels)
+            .map_err(|e| LearnError::Train(format!("encoding the curves: {e}")))?;
+    }
+    Ok(out)
+}
+
+fn draw(history: &History, pixels: &mut [u8]) -> Result<(), String> {
+    let e = |err: &dyn std::fmt::Debug| format!("{err:?}");
+    let text = fonts();
+    let root = BitMapBackend::with_buffer(pixels, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let train = smoothed(history);
+    let val: Vec<(f64, f64)> = history
+        .val
+        .iter()
+        .map(|(s, l)| (*s as f64, f64::from(l.total)))
+        .collect();
+    let all = train
+        .iter()
+        .chain(&val)
+        .map(|p| p.1)
+        .filter(|v| v.is_finite() && *v > 0.0);
+    let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = if lo < hi { (lo * 0.9, hi * 1.1) } else { (1e-3, 1.0) };
+    let last = train.iter().chain(&val).map(|p| p.0).fold(1.0, f64::max);
+    let mut builder = ChartBuilder::on(&root);
+    builder.margin(20);
+    if text {
+        builder
+            .caption("training loss (blue: train, red: val)", ("sans-serif", 24))
+            .x_label_area_size(35)
+            .y_label_area_size(60);
+    }
+    let mut chart = builder
+        .build_cartesian_2d(0.0..last, (lo..hi).log_scale())
+        .map_err(|x| e(&x))?;
+    if text {
+        chart
+            .configure_mesh()
+            .x_desc("step")
+            .y_desc("KL + λ·deform")
+            .draw()
+            .map_err(|x| e(&x))?;
+    }
+    let keep = |p: &&(f64, f64)| p.1.is_finite() && p.1 > 0.0;
+    chart
+        .draw_series(LineSeries::new(
+            train.iter().filter(keep).copied(),
+            BLUE.stroke_width(2),
+        ))
+        .map_err(|x| e(&x))?;
+    chart
+        .draw_series(LineSeries::new(val.iter().filter(keep).copied(), RED.stroke_width(2)))
+        .map_err(|x| e(&x))?;
+    chart
+        .draw_series(val.iter().filter(keep).map(|p| Circle::new(*p, 4, RED.filled())))
+        .map_err(|x| e(&x))?;
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
+}

@@ -1,0 +1,309 @@
+//! Per (vertex, candidate bone) features, in bone-relative, scale-normalised coordinates.
+//!
+//! Every welded vertex of a [`Prepared`] mesh gets the [`CANDIDATES`] nearest bones (by
+//! point-to-segment distance; zero-length end-sites never qualify) and one row of
+//! [`FEATURES`] numbers per candidate. Distances are in normalised units (longest AABB side = 1),
+//! so scaling a character changes nothing. Besides the local geometry of the pair, three
+//! *context* features carry the shape around the vertex: an inverse-distance prior diffused over
+//! the welded surface (a short and a long range, a cheap stand-in for geodesic distance) and the
+//! prior averaged over the vertex's connected piece (separate part meshes are usually rigid).
+//! Padded candidate slots (skeletons with fewer usable bones) have mask 0 and all-zero features.
+
+use glam::Vec3;
+use rayon::prelude::*;
+use rigml_geom::{closest_on_segment, Adjacency};
+use rigml_skin::post::Prepared;
+
+/// Candidate bones per vertex.
+pub const CANDIDATES: usize = 8;
+
+/// Numbers per (vertex, candidate) pair.
+pub const FEATURES: usize = 24;
+
+/// Bumped whenever the meaning of a feature changes (invalidates caches and models).
+pub const FEATURE_VERSION: u32 = 1;
+
+/// Distances are clamped below by this (normalised units).
+const EPS: f32 = 1e-4;
+
+/// Falloff of the inverse-distance prior `(d_min / d)^PRIOR_POWER`.
+const PRIOR_POWER: f32 = 4.0;
+
+/// Diffusion rounds of the short- and long-range surface priors.
+const SHORT_ROUNDS: usize = 3;
+const LONG_ROUNDS: usize = 12;
+
+/// Features of every welded vertex of one mesh.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Features {
+    /// Welded vertex count `n`.
+    pub vertex_count: usize,
+    /// `[n * CANDIDATES]` joint of each candidate slot (`u32::MAX` for padding).
+    pub joints: Vec<u32>,
+    /// `[n * CANDIDATES]` 1 for a real candidate, 0 for padding.
+    pub mask: Vec<f32>,
+    /// `[n * CANDIDATES * FEATURES]` row-major features.
+    pub values: Vec<f32>,
+}
+
+impl Features {
+    /// Feature row of vertex `v`, slot `k`.
+    pub fn pair(&self, v: usize, k: usize) -> &[f32] {
+        let start = (v * CANDIDATES + k) * FEATURES;
+        &self.values[start..start + FEATURES]
+    }
+}
+
+/// Skeleton facts the features use, per joint.
+struct JointFacts {
+    parent: Vec<Option<u32>>,
+    children: Vec<u32>,
+    is_root: Vec<bool>,
+    /// Segment indices owned by each joint.
+    segments: Vec<Vec<usize>>,
+}
+
+impl JointFacts {
+    fn new(prep: &Prepared, parents: &[Option<usize>]) -> JointFacts {
+        let joint_count = prep.bones.joint_count;
+        let mut children = vec![0u32; joint_count];
+        let mut parent = vec![None; joint_count];
+        let mut is_root = vec![true; joint_count];
+        for (j, p) in parents.iter().enumerate().take(joint_count) {
+            if let Some(p) = *p {
+                if p < joint_count {
+                    children[p] += 1;
+                    parent[j] = Some(p as u32);
+                    is_root[j] = false;
+                }
+            }
+        }
+        let mut segments = vec![Vec::new(); joint_count];
+        for (s, b) in prep.bones.segments.iter().enumerate() {
+            if let Some(list) = segments.get_mut(b.joint as usize) {
+                list.push(s);
+            }
+        }
+        JointFacts {
+            parent,
+            children,
+            is_root,
+            segments,
+        }
+    }
+
+    /// 0 none, 1 parent of `of`, 2 child of `of`, 3 sibling of `of`, 4 grandparent/grandchild.
+    fn relation(&self, j: u32, of: u32) -> usize {
+        let parent = |x: u32| self.parent.get(x as usize).copied().flatten();
+        if parent(of) == Some(j) {
+            1
+        } else if parent(j) == Some(of) {
+            2
+        } else if parent(j).is_some() && parent(j) == parent(of) {
+            3
+        } else if parent(of).and_then(parent) == Some(j) || parent(j).and_then(parent) == Some(of) {
+            4
+        } else {
+            0
+        }
+    }
+}
+
+/// Area-weighted vertex normals of the welded surface (zero for isolated vertices).
+pub fn vertex_normals(positions: &[Vec3], triangles: &[[u32; 3]]) -> Vec<Vec3> {
+    let mut normals = vec![Vec3::ZERO; positions.len()];
+    for t in triangles {
+        let [a, b, c] = t.map(|i| i as usize);
+        let (Some(&pa), Some(&pb), Some(&pc)) = (positions.get(a), positions.get(b), positions.get(c)) else {
+            continue;
+        };
+        let n = (pb - pa).cross(pc - pa);
+        for i in [a, b, c] {
+            normals[i] += n;
+        }
+    }
+    normals.iter().map(|n| n.normalize_or_zero()).collect()
+}
+
+/// One candidate before featurisation.
+#[derive(Clone, Copy)]
+struct Candidate {
+    joint: u32,
+    distance: f32,
+    segment: usize,
+}
+
+/// The nearest [`CANDIDATES`] usable joints of `p`, nearest first.
+fn candidates(prep: &Prepared, facts: &JointFacts, p: Vec3) -> Vec<Candidate> {
+    let mut all: Vec<Candidate> = facts
+        .segments
+        .iter()
+        .enumerate()
+        .filter(|(j, segs)| !segs.is_empty() && !prep.bones.ignored.get(*j).copied().unwrap_or(true))
+        .filter_map(|(j, segs)| {
+            segs.iter()
+                .map(|&s| {
+                    let b = &prep.bones.segments[s];
+                    Candidate {
+                        joint: j as u32,
+                        distance: (p - closest_on_segment(p, b.a, b.b)).length(),
+                        segment: s,
+                    }
+                })
+                .min_by(|a, b| a.distance.total_cmp(&b.distance))
+        })
+        .collect();
+    let keep = CANDIDATES.min(all.len());
+    if keep < all.len() {
+        all.select_nth_unstable_by(keep, |a, b| {
+            a.distance.total_cmp(&b.distance).then(a.joint.cmp(&b.joint))
+        });
+        all.truncate(keep);
+    }
+    all.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.joint.cmp(&b.joint)));
+    all
+}
+
+/// Dense per-joint prior `[n * J]` diffused `rounds` times over the one-ring (`w <- (w + mean
+/// of neighbours) / 2`).
+fn diffuse(prior: &[f32], joint_count: usize, adjacency: &Adjacency, rounds: usize) -> Vec<f32> {
+    let mut current = prior.to_vec();
+    let mut next = vec![0.0f32; prior.len()];
+    for _ in 0..rounds {
+        next.par_chunks_mut(joint_count).enumerate().for_each(|(v, out)| {
+            let own = &current[v * joint_count..(v + 1) * joint_count];
+            let ring = adjacency.neighbors(v);
+            if ring.is_empty() {
+                out.copy_from_slice(own);
+                return;
+            }
+            out.iter_mut().zip(own).for_each(|(o, &w)| *o = 0.5 * w);
+            let share = 0.5 / ring.len() as f32;
+            for &u in ring {
+                let row = &current[u as usize * joint_count..(u as usize + 1) * joint_count];
+                out.iter_mut().zip(row).for_each(|(o, &w)| *o += share * w);
+            }
+        });
+        std::mem::swap(&mut current, &mut next);
+    }
+    current
+}
+
+/// Mean of the dense prior over each connected piece of the welded surface, per vertex.
+fn piece_means(prior: &[f32], joint_count: usize, adjacency: &Adjacency) -> Vec<f32> {
+    let n = adjacency.vertex_count();
+    let (label, pieces) = adjacency.components();
+    let mut sums = vec![0.0f32; pieces * joint_count];
+    let mut counts = vec![0.0f32; pieces];
+    for v in 0..n {
+        let l = label[v] as usize;
+        counts[l] += 1.0;
+        let row = &prior[v * joint_count..(v + 1) * joint_count];
+        sums[l * joint_count..(l + 1) * joint_count]
+            .iter_mut()
+            .zip(row)
+            .for_each(|(s, &w)| *s += w);
+    }
+    let mut out = vec![0.0f32; n * joint_count];
+    out.par_chunks_mut(joint_count).enumerate().for_each(|(v, row)| {
+        let l = label[v] as usize;
+        let c = counts[l].max(1.0);
+        row.iter_mut()
+            .zip(&sums[l * joint_count..(l + 1) * joint_count])
+            .for_each(|(o, &s)| *o = s / c);
+    });
+    out
+}
+
+/// Features of every welded vertex of `prep`; `parents` is the skeleton's parent list.
+pub fn extract(prep: &Prepared, parents: &[Option<usize>]) -> Features {
+    let n = prep.welded.vertex_count();
+    let joint_count = prep.bones.joint_count.max(1);
+    let facts = JointFacts::new(prep, parents);
+    let positions = &prep.welded.positions;
+    let normals = vertex_normals(positions, &prep.welded.triangles);
+    let cands: Vec<Vec<Candidate>> = positions.par_iter().map(|&p| candidates(prep, &facts, p)).collect();
+
+    // Inverse-distance prior over the candidates, dense per joint for diffusion.
+    let mut prior = vec![0.0f32; n * joint_count];
+    prior.par_chunks_mut(joint_count).zip(&cands).for_each(|(row, cs)| {
+        let dmin = cs.first().map_or(1.0, |c| c.distance.max(EPS));
+        let total: f32 = cs.iter().map(|c| (dmin / c.distance.max(EPS)).powf(PRIOR_POWER)).sum();
+        for c in cs {
+            if let Some(w) = row.get_mut(c.joint as usize) {
+                *w = (dmin / c.distance.max(EPS)).powf(PRIOR_POWER) / total.max(EPS);
+            }
+        }
+    });
+    let short = diffuse(&prior, joint_count, &prep.adjacency, SHORT_ROUNDS);
+    let long = diffuse(&short, joint_count, &prep.adjacency, LONG_ROUNDS - SHORT_ROUNDS);
+    let piece = piece_means(&prior, joint_count, &prep.adjacency);
+
+    let mut joints = vec![u32::MAX; n * CANDIDATES];
+    let mut mask = vec![0.0f32; n * CANDIDATES];
+    let mut values = vec![0.0f32; n * CANDIDATES * FEATURES];
+    joints
+        .par_chunks_mut(CANDIDATES)
+        .zip(mask.par_chunks_mut(CANDIDATES))
+        .zip(values.par_chunks_mut(CANDIDATES * FEATURES))
+        .enumerate()
+        .for_each(|(v, ((js, ms), xs))| {
+            let cs = &cands[v];
+            let Some(nearest) = cs.first() else {
+                return;
+            };
+            let dmin = nearest.distance.max(EPS);
+            let p = positions[v];
+            let at = |field: &[f32], j: u32| field.get(v * joint_count + j as usize).copied().unwrap_or(0.0);
+            for (k, c) in cs.iter().enumerate() {
+                js[k] = c.joint;
+                ms[k] = 1.0;
+                let b = &prep.bones.segments[c.segment];
+                let axis = b.b - b.a;
+                let length = axis.length();
+                let t = if length > EPS {
+                    (p - b.a).dot(axis) / (length * length)
+                } else {
+                    0.0
+                };
+                let closest = closest_on_segment(p, b.a, b.b);
+                let away = p - closest;
+                let d = c.distance.max(EPS);
+                let dir = away.normalize_or_zero();
+                let along = if length > EPS { dir.dot(axis / length) } else { 0.0 };
+                let j = c.joint as usize;
+                let children = facts.children.get(j).copied().unwrap_or(0);
+                let relation = facts.relation(c.joint, nearest.joint);
+                let x = &mut xs[k * FEATURES..(k + 1) * FEATURES];
+                x[0] = d * 10.0;
+                x[1] = (d / dmin).ln().min(8.0);
+                x[2] = k as f32 / CANDIDATES as f32;
+                x[3] = t.clamp(0.0, 1.0);
+                x[4] = (t - t.clamp(0.0, 1.0)).clamp(-3.0, 3.0);
+                x[5] = length * 10.0;
+                x[6] = (d / length.max(EPS)).min(10.0).ln_1p();
+                x[7] = normals[v].dot(dir);
+                x[8] = (p - b.a).length() * 10.0;
+                x[9] = along;
+                x[10] = f32::from(u8::from(children == 0));
+                x[11] = f32::from(u8::from(facts.is_root.get(j).copied().unwrap_or(false)));
+                x[12] = (children as f32 / 4.0).min(1.0);
+                x[13] = f32::from(u8::from(k == 0));
+                for r in 1..=4 {
+                    x[13 + r] = f32::from(u8::from(relation == r));
+                }
+                x[18] = (dmin / d).powf(PRIOR_POWER);
+                x[19] = at(&prior, c.joint);
+                x[20] = at(&short, c.joint);
+                x[21] = at(&long, c.joint);
+                x[22] = at(&piece, c.joint);
+                x[23] = (facts.segments.get(j).map_or(0, Vec::len) as f32 / 4.0).min(1.0);
+            }
+        });
+    Features {
+        vertex_count: n,
+        joints,
+        mask,
+        values,
+    }
+}

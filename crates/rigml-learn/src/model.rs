@@ -1,0 +1,237 @@
+//! The network: a pair-feature MLP with a pooled per-vertex context (a DeepSets layer over the
+//! candidates), giving one logit per (vertex, candidate); softmax over the candidates gives the
+//! weights. Weights are stored as named f32 tensors in a safetensors file.
+
+use crate::features::{CANDIDATES, FEATURES, FEATURE_VERSION};
+use crate::LearnError;
+use burn::module::{Module, Param};
+use burn::nn::{Linear, LinearConfig};
+use burn::tensor::activation::{log_softmax, relu};
+use burn::tensor::{Device, Tensor, TensorData};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Logit added to padded candidate slots (softmax gives them ~0).
+const PAD_LOGIT: f32 = -1.0e4;
+
+/// Shape of a network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NetConfig {
+    /// Width of every hidden layer.
+    pub hidden: usize,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        NetConfig { hidden: 64 }
+    }
+}
+
+/// Pair MLP + candidate pooling. Input `[B, K, F]`, output logits `[B, K]`.
+#[derive(Module, Debug)]
+pub struct Net {
+    pub pair: Linear,
+    pub mix: Linear,
+    pub deep: Linear,
+    pub out: Linear,
+}
+
+impl Net {
+    /// A freshly initialised network (the device's seed decides the values).
+    pub fn new(config: NetConfig, device: &Device) -> Net {
+        let h = config.hidden.max(1);
+        Net {
+            pair: LinearConfig::new(FEATURES, h).init(device),
+            mix: LinearConfig::new(2 * h, h).init(device),
+            deep: LinearConfig::new(h, h).init(device),
+            out: LinearConfig::new(h, 1).init(device),
+        }
+    }
+
+    /// Hidden width.
+    pub fn hidden(&self) -> usize {
+        self.pair.weight.val().dims()[1]
+    }
+
+    /// Logits `[B, K]` for features `[B, K, F]` and mask `[B, K]` (1 real, 0 padding).
+    pub fn forward(&self, x: Tensor<3>, mask: Tensor<2>) -> Tensor<2> {
+        let [b, k, _] = x.dims();
+        let h = self.hidden();
+        let keep = mask.clone().unsqueeze_dim::<3>(2);
+        let local = relu(self.pair.forward(x)) * keep.clone();
+        // Padded slots are zeroed and ReLU outputs are >= 0, so they never win the max.
+        let pooled = local.clone().max_dim(1).expand([b, k, h]);
+        let mixed = relu(self.mix.forward(Tensor::cat(vec![local, pooled], 2)));
+        let deep = relu(self.deep.forward(mixed.clone())) + mixed;
+        let logits = self.out.forward(deep).reshape([b, k]);
+        logits * mask.clone() + (mask.neg() + 1.0) * PAD_LOGIT
+    }
+
+    /// Log-probabilities over the candidates, `[B, K]`.
+    pub fn log_probs(&self, x: Tensor<3>, mask: Tensor<2>) -> Tensor<2> {
+        log_softmax(self.forward(x, mask), 1)
+    }
+
+    /// Every parameter by name, as `(shape, values)`.
+    pub fn named_weights(&self) -> Vec<(String, Vec<usize>, Vec<f32>)> {
+        let mut out = Vec::new();
+        for (name, layer) in [
+            ("pair", &self.pair),
+            ("mix", &self.mix),
+            ("deep", &self.deep),
+            ("out", &self.out),
+        ] {
+            let w = layer.weight.val();
+            out.push((
+                format!("{name}.weight"),
+                w.dims().to_vec(),
+                tensor_values(w.into_data()),
+            ));
+            if let Some(bias) = &layer.bias {
+                let b = bias.val();
+                out.push((format!("{name}.bias"), b.dims().to_vec(), tensor_values(b.into_data())));
+            }
+        }
+        out
+    }
+
+    /// Rebuild a network from named weights (as written by [`Net::named_weights`]).
+    pub fn from_weights(weights: &HashMap<String, (Vec<usize>, Vec<f32>)>, device: &Device) -> Result<Net, String> {
+        let hidden = weights
+            .get("pair.weight")
+            .and_then(|(shape, _)| shape.get(1).copied())
+            .ok_or("no `pair.weight` tensor")?;
+        let h = hidden;
+        let layer = |name: &str, input: usize, output: usize| -> Result<Linear, String> {
+            let get = |key: String, shape: &[usize]| -> Result<Vec<f32>, String> {
+                let (s, v) = weights.get(&key).ok_or(format!("no `{key}` tensor"))?;
+                if s.as_slice() != shape || v.len() != shape.iter().product::<usize>() {
+                    return Err(format!("`{key}` has shape {s:?}, expected {shape:?}"));
+                }
+                if v.iter().any(|x| !x.is_finite()) {
+                    return Err(format!("`{key}` holds a non-finite value"));
+                }
+                Ok(v.clone())
+            };
+            let w = get(format!("{name}.weight"), &[input, output])?;
+            let b = get(format!("{name}.bias"), &[output])?;
+            Ok(Linear {
+                weight: Param::from_tensor(Tensor::from_data(TensorData::new(w, [input, output]), device)),
+                bias: Some(Param::from_tensor(Tensor::from_data(
+                    TensorData::new(b, [output]),
+                    device,
+                ))),
+            })
+        };
+        Ok(Net {
+            pair: layer("pair", FEATURES, h)?,
+            mix: layer("mix", 2 * h, h)?,
+            deep: layer("deep", h, h)?,
+            out: layer("out", h, 1)?,
+        })
+    }
+}
+
+/// The f32 values of a tensor's data (empty if it is not f32, which our modules never are).
+pub fn tensor_values(data: TensorData) -> Vec<f32> {
+    data.as_slice::<f32>().map(<[f32]>::to_vec).unwrap_or_default()
+}
+
+/// A trained model: the network weights plus the inference settings chosen on val.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelFile {
+    pub weights: HashMap<String, (Vec<usize>, Vec<f32>)>,
+    /// Free-form `key = value` facts (training command, data, steps, thresholds).
+    pub metadata: HashMap<String, String>,
+}
+
+impl ModelFile {
+    /// Capture a network's weights with `metadata`; the feature version and shapes are added.
+    pub fn from_net(net: &Net, mut metadata: HashMap<String, String>) -> ModelFile {
+        metadata.insert("rigml.feature_version".into(), FEATURE_VERSION.to_string());
+        metadata.insert("rigml.candidates".into(), CANDIDATES.to_string());
+        metadata.insert("rigml.features".into(), FEATURES.to_string());
+        let weights = net
+            .named_weights()
+            .into_iter()
+            .map(|(name, shape, values)| (name, (shape, values)))
+            .collect();
+        ModelFile { weights, metadata }
+    }
+
+    /// The safetensors bytes.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, LearnError> {
+        let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = self
+            .weights
+            .iter()
+            .map(|(name, (shape, values))| {
+                (
+                    name.clone(),
+                    shape.clone(),
+                    values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                )
+            })
+            .collect();
+        let mut views = Vec::new();
+        for (name, shape, data) in &bytes {
+            let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), data)
+                .map_err(|e| LearnError::Model(format!("tensor {name}: {e}")))?;
+            views.push((name.clone(), view));
+        }
+        safetensors::serialize(views, Some(self.metadata.clone())).map_err(|e| LearnError::Model(e.to_string()))
+    }
+
+    /// Parse safetensors bytes; `origin` names the source in errors. Checks that the model was
+    /// made for this feature layout.
+    pub fn from_bytes(bytes: &[u8], origin: &str) -> Result<ModelFile, LearnError> {
+        let bad = |problem: String| LearnError::ModelFile {
+            path: origin.to_string(),
+            problem,
+        };
+        let (_, header) = safetensors::SafeTensors::read_metadata(bytes).map_err(|e| bad(e.to_string()))?;
+        let metadata = header.metadata().clone().unwrap_or_default();
+        let version = metadata.get("rigml.feature_version").map(String::as_str);
+        if version != Some(FEATURE_VERSION.to_string().as_str()) {
+            return Err(bad(format!(
+                "made for feature version {}, this build uses {FEATURE_VERSION}",
+                version.unwrap_or("(none)")
+            )));
+        }
+        let tensors = safetensors::SafeTensors::deserialize(bytes).map_err(|e| bad(e.to_string()))?;
+        let mut weights = HashMap::new();
+        for (name, view) in tensors.tensors() {
+            if view.dtype() != safetensors::Dtype::F32 {
+                return Err(bad(format!("tensor {name} is {:?}, expected F32", view.dtype())));
+            }
+            let values: Vec<f32> = view
+                .data()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            weights.insert(name, (view.shape().to_vec(), values));
+        }
+        Ok(ModelFile { weights, metadata })
+    }
+
+    /// Read a model file.
+    pub fn load(path: &Path) -> Result<ModelFile, LearnError> {
+        let bytes = std::fs::read(path).map_err(|source| LearnError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        ModelFile::from_bytes(&bytes, &path.display().to_string())
+    }
+
+    /// The network on `device`.
+    pub fn net(&self, device: &Device) -> Result<Net, LearnError> {
+        Net::from_weights(&self.weights, device).map_err(LearnError::Model)
+    }
+
+    /// A metadata value parsed as f32, if present and valid.
+    pub fn setting(&self, key: &str) -> Option<f32> {
+        self.metadata
+            .get(key)
+            .and_then(|v| v.parse().ok())
+            .filter(|v: &f32| v.is_finite())
+    }
+}

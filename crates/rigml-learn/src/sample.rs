@@ -1,0 +1,384 @@
+//! Training samples from skinned characters: features, the GT target over the candidates, and
+//! the vectors of the LBS deformation loss; plus re-posed copies (pose augmentation) and the
+//! on-disk feature cache.
+//!
+//! Target: the GT row (METRICS.md §1 top-4, renormalised) restricted to the candidate joints and
+//! renormalised over them (RigNet's recipe). The GT mass outside the candidates is recorded as
+//! *coverage loss*: it bounds the recall the model can reach.
+//!
+//! Deformation vectors: for [`POSES`] random poses (METRICS.md §3 style, but seeded from the
+//! asset id plus a training salt, never the evaluation seeds), `y[v,k,p] = M_p,j_k x_v / s`, with
+//! `s` the longest side of the rest-posed mesh. The LBS error of predicted weights `q` against
+//! targets `w` is then `|sum_k (q_k - w_k) y[v,k,p]|`, linear in the weights.
+
+use crate::features::{self, Features, CANDIDATES, FEATURES, FEATURE_VERSION};
+use crate::LearnError;
+use glam::{Quat, Vec3};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rigml_core::{lbs, skinning_matrices, Character, Pose, Skeleton, Skin};
+use rigml_skin::post::Prepared;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Random poses per sample for the deformation loss.
+pub const POSES: usize = 4;
+
+/// Numbers per (vertex, candidate) in the deformation vectors.
+pub const DEFORM: usize = 3 * POSES;
+
+/// Largest joint rotation of the loss poses and of the augmentation poses, radians (45°).
+const THETA_MAX: f32 = std::f32::consts::FRAC_PI_4;
+
+/// How samples are drawn from one character.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SampleOptions {
+    /// Most welded vertices kept per character copy (random subset, seeded).
+    pub max_vertices: usize,
+    /// Re-posed copies added per character (pose augmentation; 0 = bind pose only).
+    pub posed_copies: usize,
+    /// Seed of the vertex subset and the poses.
+    pub seed: u64,
+}
+
+impl Default for SampleOptions {
+    fn default() -> Self {
+        SampleOptions {
+            max_vertices: 3000,
+            posed_copies: 1,
+            seed: 1,
+        }
+    }
+}
+
+/// Samples of a set of characters, flat arrays ready for batching.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Samples {
+    /// `[n * K * F]`
+    pub x: Vec<f32>,
+    /// `[n * K]`
+    pub mask: Vec<f32>,
+    /// `[n * K]` target weights over the candidates (rows sum to 1, or 0 when no GT mass).
+    pub target: Vec<f32>,
+    /// `[n * K * DEFORM]`
+    pub deform: Vec<f32>,
+    /// `[n]` which character (index into the input list) each sample comes from.
+    pub asset: Vec<u32>,
+    /// Per character: mean GT mass outside the candidates over its kept vertices.
+    pub coverage_loss: Vec<f32>,
+}
+
+impl Samples {
+    /// Number of samples.
+    pub fn len(&self) -> usize {
+        self.asset.len()
+    }
+
+    /// No samples at all.
+    pub fn is_empty(&self) -> bool {
+        self.asset.is_empty()
+    }
+
+    /// Append `other`, renumbering its assets after ours.
+    pub fn append(&mut self, other: Samples, asset: u32) {
+        self.x.extend(other.x);
+        self.mask.extend(other.mask);
+        self.target.extend(other.target);
+        self.deform.extend(other.deform);
+        self.asset.extend(other.asset.iter().map(|_| asset));
+        self.coverage_loss.extend(other.coverage_loss);
+    }
+}
+
+/// FNV-1a-64 over bytes, continuing from `h`.
+fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The GT row of vertex `v`: top 4 by weight (ties to the lower joint), normalised.
+pub fn gt_top4(skin: &Skin, v: usize) -> Vec<(u32, f32)> {
+    let mut row: Vec<(u32, f32)> = skin
+        .influences(v)
+        .iter()
+        .filter(|i| i.weight.is_finite() && i.weight > 0.0)
+        .map(|i| (i.joint, i.weight))
+        .collect();
+    row.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    row.truncate(4);
+    let sum: f32 = row.iter().map(|e| e.1).sum();
+    if sum > 1e-8 {
+        row.iter_mut().for_each(|e| e.1 /= sum);
+    } else {
+        row.clear();
+    }
+    row
+}
+
+/// `count` random poses of `skeleton` (rotations up to 45° about random axes after the rest
+/// rotation, roots fixed), from `rng`.
+pub fn random_poses(skeleton: &Skeleton, count: usize, rng: &mut ChaCha8Rng) -> Vec<Pose> {
+    (0..count)
+        .map(|_| {
+            let mut pose = Pose::rest(skeleton);
+            for (j, local) in pose.local.iter_mut().enumerate() {
+                if skeleton.parents.get(j).copied().flatten().is_none() {
+                    continue;
+                }
+                let z = 2.0 * rng.random::<f32>() - 1.0;
+                let phi = std::f32::consts::TAU * rng.random::<f32>();
+                let r = (1.0 - z * z).max(0.0).sqrt();
+                let axis = Vec3::new(r * phi.cos(), r * phi.sin(), z).normalize_or(Vec3::Y);
+                let angle = THETA_MAX * rng.random::<f32>();
+                local.rotation = (local.rotation * Quat::from_axis_angle(axis, angle)).normalize();
+            }
+            pose
+        })
+        .collect()
+}
+
+/// `character` re-posed by `pose` with its own GT weights: the posed mesh, and a skeleton whose
+/// rest and bind pose are that pose.
+pub fn reposed(character: &Character, skin: &Skin, pose: &Pose) -> Result<Character, LearnError> {
+    let matrices = skinning_matrices(&character.skeleton, pose).map_err(|e| LearnError::Data(e.to_string()))?;
+    let mut posed = character.clone();
+    posed.mesh.positions = lbs(&character.mesh.positions, skin, &matrices);
+    posed.mesh.normals.clear();
+    posed.skeleton.rest_local = pose.local.clone();
+    posed.skeleton.bind_to_rest();
+    Ok(posed)
+}
+
+/// Samples of one character pose (bind pose or a re-posed copy), `salt` varies the seeds.
+fn samples_of_pose(
+    character: &Character,
+    skin: &Skin,
+    options: &SampleOptions,
+    salt: u64,
+) -> Result<Samples, LearnError> {
+    let prep = Prepared::new(&character.mesh, &character.skeleton).map_err(|e| LearnError::Data(e.to_string()))?;
+    let feats: Features = features::extract(&prep, &character.skeleton.parents);
+    let n = feats.vertex_count;
+    // Representative source vertex of every welded vertex.
+    let mut source = vec![usize::MAX; n];
+    for (v, &w) in prep.welded.map.iter().enumerate() {
+        if let Some(s) = source.get_mut(w as usize) {
+            if *s == usize::MAX {
+                *s = v;
+            }
+        }
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(options.seed ^ salt);
+    let mut order: Vec<usize> = (0..n).filter(|&w| source[w] != usize::MAX).collect();
+    // Partial Fisher-Yates: the first `max_vertices` entries are a uniform subset.
+    let keep = options.max_vertices.min(order.len());
+    for i in 0..keep {
+        let j = rng.random_range(i..order.len());
+        order.swap(i, j);
+    }
+    order.truncate(keep);
+    order.sort_unstable();
+
+    // Deformation vectors in rest-normalised units.
+    let rest = skinning_matrices(&character.skeleton, &Pose::rest(&character.skeleton))
+        .map_err(|e| LearnError::Data(e.to_string()))?;
+    let rest_positions = lbs(&character.mesh.positions, skin, &rest);
+    let (lo, hi) = rest_positions
+        .iter()
+        .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), &p| {
+            (lo.min(p), hi.max(p))
+        });
+    let longest = (hi - lo).max_element();
+    let inv_scale = if longest.is_finite() && longest > 0.0 {
+        1.0 / longest
+    } else {
+        1.0
+    };
+    let poses = random_poses(&character.skeleton, POSES, &mut rng);
+    let matrices: Vec<Vec<glam::Mat4>> = poses
+        .iter()
+        .map(|p| skinning_matrices(&character.skeleton, p))
+        .collect::<Result<_, _>>()
+        .map_err(|e| LearnError::Data(e.to_string()))?;
+
+    let mut out = Samples::default();
+    let mut lost = 0.0f64;
+    for &w in &order {
+        let v = source[w];
+        let gt = gt_top4(skin, v);
+        let joints = &feats.joints[w * CANDIDATES..(w + 1) * CANDIDATES];
+        let mut target = [0.0f32; CANDIDATES];
+        for (k, &j) in joints.iter().enumerate() {
+            target[k] = gt.iter().find(|e| e.0 == j).map_or(0.0, |e| e.1);
+        }
+        let mass: f32 = target.iter().sum();
+        lost += f64::from((1.0 - mass).max(0.0));
+        if mass > 1e-6 {
+            target.iter_mut().for_each(|t| *t /= mass);
+        }
+        out.x
+            .extend_from_slice(&feats.values[w * CANDIDATES * FEATURES..(w + 1) * CANDIDATES * FEATURES]);
+        out.mask
+            .extend_from_slice(&feats.mask[w * CANDIDATES..(w + 1) * CANDIDATES]);
+        out.target.extend_from_slice(&target);
+        let x = character.mesh.positions[v];
+        for &j in joints {
+            for m in &matrices {
+                let y = match m.get(j as usize) {
+                    Some(mj) => mj.transform_point3(x) * inv_scale,
+                    None => Vec3::ZERO,
+                };
+                out.deform.extend_from_slice(&[y.x, y.y, y.z]);
+            }
+        }
+        out.asset.push(0);
+    }
+    out.coverage_loss.push((lost / order.len().max(1) as f64) as f32);
+    Ok(out)
+}
+
+/// Samples of one skinned character: its bind pose plus `options.posed_copies` re-posed copies.
+/// `id` seeds the poses and the vertex subsets.
+pub fn character_samples(id: &str, character: &Character, options: &SampleOptions) -> Result<Samples, LearnError> {
+    character.validate().map_err(|e| LearnError::Data(e.to_string()))?;
+    let skin = character
+        .skin
+        .as_ref()
+        .ok_or_else(|| LearnError::Data("has no skin weights to learn from".into()))?;
+    let salt = fnv(0xcbf2_9ce4_8422_2325 ^ 0x7261_696e, id.as_bytes());
+    let mut all = samples_of_pose(character, skin, options, salt)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(options.seed ^ salt.rotate_left(17));
+    for (c, pose) in random_poses(&character.skeleton, options.posed_copies, &mut rng)
+        .iter()
+        .enumerate()
+    {
+        let posed = reposed(character, skin, pose)?;
+        let more = samples_of_pose(&posed, skin, options, salt.wrapping_add(c as u64 + 1))?;
+        all.append(more, 0);
+    }
+    // One coverage number per character: the mean over its copies.
+    let copies = all.coverage_loss.len().max(1) as f32;
+    all.coverage_loss = vec![all.coverage_loss.iter().sum::<f32>() / copies];
+    Ok(all)
+}
+
+/// Cache key of a character's samples: its data, the options and the feature version.
+pub fn cache_key(id: &str, character: &Character, options: &SampleOptions) -> u64 {
+    let mut h = fnv(0xcbf2_9ce4_8422_2325, id.as_bytes());
+    h = fnv(h, &FEATURE_VERSION.to_le_bytes());
+    for n in [
+        options.max_vertices as u64,
+        options.posed_copies as u64,
+        options.seed,
+        POSES as u64,
+    ] {
+        h = fnv(h, &n.to_le_bytes());
+    }
+    for p in &character.mesh.positions {
+        h = fnv(h, &p.x.to_le_bytes());
+        h = fnv(h, &p.y.to_le_bytes());
+        h = fnv(h, &p.z.to_le_bytes());
+    }
+    for t in &character.mesh.triangles {
+        for i in t {
+            h = fnv(h, &i.to_le_bytes());
+        }
+    }
+    for m in &character.skeleton.inverse_bind {
+        for x in m.to_cols_array() {
+            h = fnv(h, &x.to_le_bytes());
+        }
+    }
+    if let Some(skin) = &character.skin {
+        for i in skin.rows().flatten() {
+            h = fnv(h, &i.joint.to_le_bytes());
+            h = fnv(h, &i.weight.to_le_bytes());
+        }
+    }
+    h
+}
+
+/// [`character_samples`] through an on-disk cache in `dir` (`None` = no cache). A damaged
+/// cache file is recomputed and replaced.
+pub fn cached_samples(
+    dir: Option<&Path>,
+    id: &str,
+    character: &Character,
+    options: &SampleOptions,
+) -> Result<Samples, LearnError> {
+    let Some(dir) = dir else {
+        return character_samples(id, character, options);
+    };
+    let path = dir.join(format!("{id}-{:016x}.safetensors", cache_key(id, character, options)));
+    if let Ok(bytes) = std::fs::read(&path) {
+        if let Some(samples) = decode(&bytes) {
+            return Ok(samples);
+        }
+    }
+    let samples = character_samples(id, character, options)?;
+    std::fs::create_dir_all(dir).map_err(|source| LearnError::Io {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let bytes = encode(&samples)?;
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, &bytes)
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|source| LearnError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+    Ok(samples)
+}
+
+fn encode(s: &Samples) -> Result<Vec<u8>, LearnError> {
+    let fields: [(&str, &[f32]); 5] = [
+        ("x", &s.x),
+        ("mask", &s.mask),
+        ("target", &s.target),
+        ("deform", &s.deform),
+        ("coverage_loss", &s.coverage_loss),
+    ];
+    let bytes: Vec<(String, Vec<u8>)> = fields
+        .iter()
+        .map(|(name, v)| (name.to_string(), v.iter().flat_map(|x| x.to_le_bytes()).collect()))
+        .collect();
+    let mut views = Vec::new();
+    for (name, data) in &bytes {
+        let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![data.len() / 4], data)
+            .map_err(|e| LearnError::Model(e.to_string()))?;
+        views.push((name.clone(), view));
+    }
+    safetensors::serialize(views, None::<HashMap<String, String>>).map_err(|e| LearnError::Model(e.to_string()))
+}
+
+fn decode(bytes: &[u8]) -> Option<Samples> {
+    let t = safetensors::SafeTensors::deserialize(bytes).ok()?;
+    let get = |name: &str| -> Option<Vec<f32>> {
+        let view = t.tensor(name).ok()?;
+        Some(
+            view.data()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        )
+    };
+    let mask = get("mask")?;
+    let n = mask.len() / CANDIDATES;
+    let s = Samples {
+        x: get("x")?,
+        target: get("target")?,
+        deform: get("deform")?,
+        coverage_loss: get("coverage_loss")?,
+        asset: vec![0; n],
+        mask,
+    };
+    let consistent = s.mask.len() == n * CANDIDATES
+        && s.x.len() == n * CANDIDATES * FEATURES
+        && s.target.len() == n * CANDIDATES
+        && s.deform.len() == n * CANDIDATES * DEFORM;
+    consistent.then_some(s)
+}

@@ -1,0 +1,156 @@
+//! rigml-learn on real characters: feature invariants, a tiny training run whose loss falls
+//! and whose saved model reloads to identical predictions, and the solver's outputs obeying
+//! the influence cap and normalisation.
+
+#[path = "../../rigml-io/tests/common/mod.rs"]
+mod common;
+
+use rigml_core::Character;
+use rigml_learn::features::{self, CANDIDATES, FEATURES};
+use rigml_learn::sample::{character_samples, SampleOptions, Samples};
+use rigml_learn::train::{train, TrainConfig};
+use rigml_learn::{Learned, ModelFile};
+use rigml_skin::post::Prepared;
+use rigml_skin::{check, SkinSolver, SolveOptions};
+use std::collections::HashMap;
+
+fn load(id: &str) -> Character {
+    let rows = common::manifest();
+    let row = rows
+        .iter()
+        .find(|r| r.id() == id)
+        .unwrap_or_else(|| panic!("{id} not in the manifest"));
+    rigml_io::load(&row.path()).unwrap_or_else(|e| panic!("{id}: {e}"))
+}
+
+#[test]
+fn features_do_not_change_when_the_character_is_scaled() {
+    let fox = load("khronos-fox");
+    let mut big = fox.clone();
+    for p in &mut big.mesh.positions {
+        *p *= 100.0;
+    }
+    for t in &mut big.skeleton.rest_local {
+        t.translation *= 100.0;
+    }
+    big.skeleton.bind_to_rest();
+    let mut small = fox.clone();
+    small.skeleton.bind_to_rest();
+    let a = features::extract(
+        &Prepared::new(&small.mesh, &small.skeleton).unwrap(),
+        &small.skeleton.parents,
+    );
+    let b = features::extract(&Prepared::new(&big.mesh, &big.skeleton).unwrap(), &big.skeleton.parents);
+    assert_eq!(a.vertex_count, b.vertex_count);
+    assert_eq!(a.values.len(), a.vertex_count * CANDIDATES * FEATURES);
+    let mut worst = 0.0f32;
+    let mut same_joints = 0usize;
+    for v in 0..a.vertex_count {
+        let ja = &a.joints[v * CANDIDATES..(v + 1) * CANDIDATES];
+        let jb = &b.joints[v * CANDIDATES..(v + 1) * CANDIDATES];
+        if ja != jb {
+            continue; // a near-tie in distance may swap two candidates
+        }
+        same_joints += 1;
+        for k in 0..CANDIDATES {
+            for (x, y) in a.pair(v, k).iter().zip(b.pair(v, k)) {
+                worst = worst.max((x - y).abs() / (1.0 + x.abs()));
+            }
+        }
+    }
+    assert!(
+        same_joints * 100 >= a.vertex_count * 99,
+        "{same_joints} of {}",
+        a.vertex_count
+    );
+    assert!(worst < 2e-3, "largest relative feature change {worst}");
+    assert!(a.values.iter().all(|x| x.is_finite()));
+}
+
+#[test]
+fn a_tiny_model_learns_and_reloads_to_identical_predictions() {
+    let options = SampleOptions {
+        max_vertices: 300,
+        posed_copies: 1,
+        seed: 7,
+    };
+    let mut samples = Samples::default();
+    for (i, id) in [
+        "khronos-fox",
+        "quaternius-fish-dolphin",
+        "quaternius-platformer-game-skull",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let c = load(id);
+        samples.append(character_samples(id, &c, &options).unwrap(), i as u32);
+    }
+    assert!(samples.len() > 600);
+    assert!(samples.coverage_loss.iter().all(|c| (0.0..=1.0).contains(c)));
+    let config = TrainConfig {
+        steps: 60,
+        batch: 256,
+        learning_rate: 1e-2,
+        hidden: 16,
+        val_every: 0,
+        checkpoint_every: 0,
+        ..TrainConfig::default()
+    };
+    let mut events = 0;
+    let (model, history) = train(&samples, None, &config, None, &HashMap::new(), &mut |_| {
+        events += 1;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(events, 60);
+    let mean = |r: &[(usize, rigml_learn::train::Losses)]| r.iter().map(|e| e.1.total).sum::<f32>() / r.len() as f32;
+    let (first, last) = (mean(&history.train[..10]), mean(&history.train[50..]));
+    assert!(last < 0.8 * first, "loss {first} -> {last}");
+
+    let bytes = model.to_bytes().unwrap();
+    let reloaded = ModelFile::from_bytes(&bytes, "memory").unwrap();
+    assert_eq!(reloaded, model);
+    let fox = load("khronos-fox");
+    let prep = Prepared::new(&fox.mesh, &fox.skeleton).unwrap();
+    let feats = features::extract(&prep, &fox.skeleton.parents);
+    let p1 = Learned::new(model).probabilities(&feats).unwrap();
+    let p2 = Learned::new(reloaded).probabilities(&feats).unwrap();
+    assert_eq!(p1, p2);
+    assert!(ModelFile::from_bytes(&bytes[..bytes.len() / 2], "half").is_err());
+}
+
+#[test]
+fn learned_weights_obey_the_cap_and_normalisation_on_real_characters() {
+    let options = SampleOptions {
+        max_vertices: 200,
+        posed_copies: 0,
+        seed: 3,
+    };
+    let fox = load("khronos-fox");
+    let samples = character_samples("khronos-fox", &fox, &options).unwrap();
+    let config = TrainConfig {
+        steps: 5,
+        batch: 64,
+        hidden: 8,
+        val_every: 0,
+        checkpoint_every: 0,
+        ..TrainConfig::default()
+    };
+    let (model, _) = train(&samples, None, &config, None, &HashMap::new(), &mut |_| Ok(())).unwrap();
+    let solver = Learned::new(model);
+    for id in ["godot-platformer-robot", "quaternius-cute-fish-shark"] {
+        let c = load(id);
+        let skin = solver.solve(&c.mesh, &c.skeleton, &SolveOptions::default()).unwrap();
+        let prep = Prepared::new(&c.mesh, &c.skeleton).unwrap();
+        let failures = check::failures(&skin, c.mesh.vertex_count(), 4, &prep.bones);
+        assert!(failures.is_empty(), "{id}: {failures:?}");
+    }
+}
+
+#[test]
+fn the_embedded_model_loads_and_names_its_thresholds() {
+    let learned = Learned::embedded().unwrap();
+    assert!(learned.relative > 0.0 && learned.relative < 1.0);
+    assert!(learned.model().metadata.contains_key("rigml.train.command"));
+}
