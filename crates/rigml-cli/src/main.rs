@@ -14,9 +14,9 @@ mod inspect;
 mod render;
 mod retarget;
 mod skin;
-mod view;
 mod skin_seq;
 mod train;
+mod view;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
