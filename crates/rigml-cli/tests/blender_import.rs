@@ -36,14 +36,6 @@ fn rigml(args: &[&std::ffi::OsStr]) {
     );
 }
 
-fn asset(id: &str) -> PathBuf {
-    common::manifest()
-        .into_iter()
-        .find(|r| r.id() == id)
-        .unwrap_or_else(|| panic!("manifest has no row {id}"))
-        .path()
-}
-
 /// The GLBs under test, written into `dir`.
 fn write_glbs(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
@@ -51,11 +43,11 @@ fn write_glbs(dir: &Path) -> Vec<PathBuf> {
     files.push(dir.join("rigml-demo.glb"));
     for id in CONVERTED {
         let out = dir.join(format!("{id}.glb"));
-        rigml(&["convert".as_ref(), asset(id).as_os_str(), out.as_os_str()]);
+        rigml(&["convert".as_ref(), common::asset(id).as_os_str(), out.as_os_str()]);
         files.push(out);
     }
     let out = dir.join("riggedfigure-heat.glb");
-    let source = asset("khronos-riggedfigure");
+    let source = common::asset("khronos-riggedfigure");
     rigml(&[
         "skin".as_ref(),
         source.as_os_str(),

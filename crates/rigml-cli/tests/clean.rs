@@ -3,35 +3,14 @@
 
 #[path = "../../rigml-io/tests/common/mod.rs"]
 mod common;
+mod run;
+
+use run::{assert_clean_failure, assert_ok, rigml, stderr};
 
 use rigml_anim::cleanup::{synthetic, Frames, Leg};
 use rigml_anim::retarget::rig_for;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn rigml(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rigml"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("the rigml binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn assert_ok(o: &Output) {
-    assert!(o.status.success(), "rigml failed: {}", stderr(o));
-}
-
-fn assert_clean_failure(o: &Output, file: &str) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
-    assert!(err.starts_with("error: ") && err.contains(file), "stderr: {err}");
-    assert!(!err.contains("panicked"), "stderr: {err}");
-}
 
 fn walk() -> PathBuf {
     let rows = common::rows_where("id", "cmu_131_01_walk");

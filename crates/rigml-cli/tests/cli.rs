@@ -4,42 +4,14 @@
 // The manifest reader the rigml-io integration tests use (one copy, shared by path).
 #[path = "../../rigml-io/tests/common/mod.rs"]
 mod common;
+mod run;
+
+use run::{assert_clean_failure, assert_ok, rigml, stderr, stdout};
 
 use rigml_geom::procedural::demo_humanoid;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-/// Run `rigml` with `args` in `cwd`.
-fn rigml(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rigml"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("the rigml binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn assert_ok(o: &Output) {
-    assert!(o.status.success(), "rigml failed: {}\n{}", stderr(o), stdout(o));
-}
-
-/// A failure the way users should see it: exit status 1, one `error: <file>: …` message that
-/// names `file`, and no panic.
-fn assert_clean_failure(o: &Output, file: &str) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
-    assert!(err.starts_with("error: "), "stderr: {err}");
-    assert!(err.contains(file), "stderr does not name {file}: {err}");
-    assert!(!err.contains("panicked"), "stderr: {err}");
-}
+use std::process::Command;
 
 /// A temporary directory holding a freshly written demo GLB.
 fn demo_dir() -> (tempfile::TempDir, PathBuf) {

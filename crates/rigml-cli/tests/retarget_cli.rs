@@ -2,34 +2,12 @@
 
 #[path = "../../rigml-io/tests/common/mod.rs"]
 mod common;
+mod run;
+
+use run::{assert_ok, rigml, stderr};
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn rigml(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rigml"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("the rigml binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn assert_ok(o: &Output) {
-    assert!(o.status.success(), "rigml failed: {}", stderr(o));
-}
-
-fn path_of(id: &str) -> PathBuf {
-    common::manifest()
-        .into_iter()
-        .find(|r| r.id() == id)
-        .unwrap_or_else(|| panic!("{id} not in the manifest"))
-        .path()
-}
+use std::path::Path;
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
@@ -38,8 +16,8 @@ fn s(p: &Path) -> &str {
 #[test]
 fn retarget_writes_an_animated_character_and_refuses_to_clobber() {
     let dir = tempfile::tempdir().unwrap();
-    let clip = path_of("cmu_09_01_run");
-    let to = path_of("kaykit2-ranger");
+    let clip = common::asset("cmu_09_01_run");
+    let to = common::asset("kaykit2-ranger");
     let args = ["retarget", s(&clip), "--to", s(&to), "-o", "out.glb", "--json"];
     let o = rigml(dir.path(), &args);
     assert_ok(&o);
@@ -63,9 +41,9 @@ fn retarget_writes_an_animated_character_and_refuses_to_clobber() {
 #[test]
 fn bad_inputs_fail_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    let clip = path_of("cmu_09_01_run");
+    let clip = common::asset("cmu_09_01_run");
     // A quadruped with humanoid joint names maps by name but is refused as not upright.
-    let fox = path_of("khronos-fox");
+    let fox = common::asset("khronos-fox");
     let o = rigml(dir.path(), &["retarget", s(&clip), "--to", s(&fox), "-o", "x.glb"]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
@@ -75,7 +53,7 @@ fn bad_inputs_fail_cleanly() {
     );
     // A broken map file: named with its line.
     std::fs::write(dir.path().join("map.txt"), "hips hip\nelbow lForeArm\n").unwrap();
-    let to = path_of("kaykit2-ranger");
+    let to = common::asset("kaykit2-ranger");
     let o = rigml(
         dir.path(),
         &["retarget", s(&clip), "--map", "map.txt", "--to", s(&to), "-o", "x.glb"],
@@ -88,12 +66,12 @@ fn bad_inputs_fail_cleanly() {
 #[test]
 fn ikrig_encode_then_decode() {
     let dir = tempfile::tempdir().unwrap();
-    let clip = path_of("cmu_09_01_run");
+    let clip = common::asset("cmu_09_01_run");
     assert_ok(&rigml(dir.path(), &["ikrig", "encode", s(&clip), "-o", "run.csv"]));
     assert_ok(&rigml(dir.path(), &["ikrig", "encode", s(&clip), "-o", "run.npy"]));
     let npy = std::fs::read(dir.path().join("run.npy")).unwrap();
     assert!(npy.starts_with(b"\x93NUMPY"));
-    let to = path_of("godot-mannequiny");
+    let to = common::asset("godot-mannequiny");
     let o = rigml(
         dir.path(),
         &["ikrig", "decode", "run.csv", "--to", s(&to), "-o", "run.glb", "--json"],

@@ -3,34 +3,11 @@
 
 #[path = "../../rigml-io/tests/common/mod.rs"]
 mod common;
+mod run;
+
+use run::{assert_clean_failure, assert_ok, rigml};
 
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn rigml(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rigml"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("the rigml binary runs")
-}
-
-fn assert_ok(o: &Output) {
-    assert!(
-        o.status.success(),
-        "rigml failed: {}\n{}",
-        String::from_utf8_lossy(&o.stderr),
-        String::from_utf8_lossy(&o.stdout)
-    );
-}
-
-fn assert_clean_failure(o: &Output, file: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
-    assert!(err.starts_with("error: ") && err.contains(file), "stderr: {err}");
-    assert!(!err.contains("panicked"), "stderr: {err}");
-}
 
 #[test]
 fn decompose_fox_walk_writes_a_rig_and_refuses_to_clobber() {

@@ -137,16 +137,8 @@ fn drive(url: &str, screenshot: &Path, compare: bool) -> Value {
     serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
-fn asset(id: &str) -> PathBuf {
-    common::manifest()
-        .into_iter()
-        .find(|r| r.id() == id)
-        .unwrap_or_else(|| panic!("manifest row {id}"))
-        .path()
-}
-
 fn khronos_fox() -> PathBuf {
-    asset("khronos-fox")
+    common::asset("khronos-fox")
 }
 
 /// The page read every influence of every skinned vertex: rows sum to 1 and the widest row is
@@ -212,7 +204,7 @@ fn viewer_reads_fbx_with_more_than_four_influences() {
         return;
     }
     // Mage.fbx: up to 5 influences per vertex, so the GLB carries JOINTS_1/WEIGHTS_1.
-    let path = asset("kaykit2-mage-fbx");
+    let path = common::asset("kaykit2-mage-fbx");
     let character = rigml_io::load(&path).unwrap();
     assert!(character.skin.as_ref().unwrap().influences_max() > 4);
     let viewer = start_viewer(&[&path]);

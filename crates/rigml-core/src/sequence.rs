@@ -15,6 +15,17 @@ pub struct Sequence {
     pub fps: Option<f32>,
 }
 
+/// Total triangle area of one frame, the anchor-frame criterion of METRICS.md §6 (triangles with a corner out of range are skipped).
+pub fn total_area(frame: &[Vec3], triangles: &[[u32; 3]]) -> f64 {
+    triangles
+        .iter()
+        .filter_map(|t| {
+            let [a, b, c] = t.map(|i| frame.get(i as usize).copied());
+            Some(f64::from((b? - a?).cross(c? - a?).length()) * 0.5)
+        })
+        .sum()
+}
+
 impl Sequence {
     /// Every frame has the first frame's vertex count; indices are in range.
     pub fn validate(&self) -> Result<(), CoreError> {

@@ -7,16 +7,8 @@
 
 use glam::Vec3;
 
-/// Total triangle area of one frame.
-pub fn total_area(frame: &[Vec3], triangles: &[[u32; 3]]) -> f64 {
-    triangles
-        .iter()
-        .filter_map(|t| {
-            let [a, b, c] = t.map(|i| frame.get(i as usize).copied());
-            Some(f64::from((b? - a?).cross(c? - a?).length()) * 0.5)
-        })
-        .sum()
-}
+/// Total triangle area of one frame (the anchor criterion of §6); defined in `rigml-core`.
+pub use rigml_core::sequence::total_area;
 
 /// Anchor frame `argmax_t` total triangle area, ties to the lowest `t`; `None` for no frames.
 pub fn anchor_frame(frames: &[Vec<Vec3>], triangles: &[[u32; 3]]) -> Option<usize> {

@@ -108,16 +108,8 @@ pub fn anchor(source: &dyn FrameSource) -> Result<(usize, Vec<Vec3>), SeqError> 
     best.map(|(f, _, p)| (f, p)).ok_or(SeqError::Empty)
 }
 
-/// Total triangle area of one frame (triangles with a corner out of range are skipped).
-pub fn total_area(frame: &[Vec3], triangles: &[[u32; 3]]) -> f64 {
-    triangles
-        .iter()
-        .filter_map(|t| {
-            let [a, b, c] = t.map(|i| frame.get(i as usize).copied());
-            Some(f64::from((b? - a?).cross(c? - a?).length()) * 0.5)
-        })
-        .sum()
-}
+/// Total triangle area of one frame; the one definition lives in `rigml-core`.
+pub use rigml_core::sequence::total_area;
 
 #[cfg(test)]
 mod tests {

@@ -89,3 +89,12 @@ pub fn rows_with_format(formats: &[&str]) -> Vec<Row> {
         .filter(|r| formats.contains(&r.get("format")))
         .collect()
 }
+
+/// The file of the manifest row `id`; panics when the manifest has no such row.
+pub fn asset(id: &str) -> PathBuf {
+    manifest()
+        .into_iter()
+        .find(|r| r.id() == id)
+        .unwrap_or_else(|| panic!("manifest has no row {id}"))
+        .path()
+}
