@@ -31,6 +31,16 @@ pub struct ChainGoal {
     pub rotation: Quat,
 }
 
+impl ChainGoal {
+    /// The goal of a chain the skeleton does not have: at the origin, no reach, no turn.
+    pub const NEUTRAL: ChainGoal = ChainGoal {
+        root: Vec3::ZERO,
+        offset: Vec3::ZERO,
+        pole: Vec3::Z,
+        rotation: Quat::IDENTITY,
+    };
+}
+
 /// One encoded frame.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RigFrame {
@@ -119,12 +129,7 @@ pub fn encode(skeleton: &Skeleton, info: &RigInfo, frames: &Frames, name: &str) 
             (Some(p), Some(c)) => (facing_inv * delta(p).inverse() * delta(c) * facing).normalize(),
             _ => Quat::IDENTITY,
         };
-        let mut chains = [ChainGoal {
-            root: Vec3::ZERO,
-            offset: Vec3::ZERO,
-            pole: Vec3::Z,
-            rotation: Quat::IDENTITY,
-        }; 6];
+        let mut chains = [ChainGoal::NEUTRAL; 6];
         for (k, kind) in ChainKind::ALL.into_iter().enumerate() {
             let joints = map.chain(kind);
             let (Some(&root), Some(&end)) = (joints.first(), joints.last()) else {

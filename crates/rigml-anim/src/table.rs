@@ -74,12 +74,7 @@ fn frame_of(r: &[f32]) -> RigFrame {
     let forward = Vec2::from_slice(take(2));
     let hips = Vec3::from_slice(take(3));
     let hips_rotation = Quat::from_slice(take(4)).normalize();
-    let mut chains = [ChainGoal {
-        root: Vec3::ZERO,
-        offset: Vec3::ZERO,
-        pole: Vec3::Z,
-        rotation: Quat::IDENTITY,
-    }; 6];
+    let mut chains = [ChainGoal::NEUTRAL; 6];
     for g in &mut chains {
         g.root = Vec3::from_slice(take(3));
         g.offset = Vec3::from_slice(take(3));
