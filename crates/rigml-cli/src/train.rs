@@ -166,6 +166,25 @@ fn checkpoint_path(output: &Path) -> PathBuf {
 
 /// Load, extract, train, write; returns the summary.
 pub fn run(args: &Args) -> Result<String> {
+    if args.max_vertices == 0 {
+        bail!("--max-vertices must be at least 1");
+    }
+    for (flag, value) in [("--relative", args.relative), ("--absolute", args.absolute)] {
+        if !(0.0..1.0).contains(&value) {
+            bail!("{flag} must lie in [0, 1), got {value}");
+        }
+    }
+    let config = TrainConfig {
+        steps: args.steps,
+        batch: args.batch,
+        learning_rate: args.learning_rate,
+        deform_weight: args.deform_weight,
+        hidden: args.hidden,
+        seed: args.seed,
+        val_every: args.val_every,
+        checkpoint_every: args.checkpoint_every,
+    };
+    config.validate()?;
     if args.output.exists() && !args.force {
         bail!("{}: exists (use --force to replace it)", args.output.display());
     }
@@ -197,16 +216,6 @@ pub fn run(args: &Args) -> Result<String> {
         None => None,
     };
     let seconds_features = started.elapsed().as_secs_f64();
-    let config = TrainConfig {
-        steps: args.steps,
-        batch: args.batch,
-        learning_rate: args.learning_rate,
-        deform_weight: args.deform_weight,
-        hidden: args.hidden,
-        seed: args.seed,
-        val_every: args.val_every,
-        checkpoint_every: args.checkpoint_every,
-    };
     let mut metadata = HashMap::new();
     metadata.insert(
         "rigml.train.command".to_string(),

@@ -35,6 +35,36 @@ pub struct TrainConfig {
     pub checkpoint_every: usize,
 }
 
+impl TrainConfig {
+    /// Refuses settings that cannot train: no steps, empty batches or network, a learning rate
+    /// or deformation weight that is not a finite number of the right sign.
+    pub fn validate(&self) -> Result<(), LearnError> {
+        let bad = |problem: String| Err(LearnError::Train(problem));
+        if self.steps == 0 {
+            return bad("steps must be at least 1".into());
+        }
+        if self.batch == 0 {
+            return bad("batch size must be at least 1".into());
+        }
+        if self.hidden == 0 {
+            return bad("hidden width must be at least 1".into());
+        }
+        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
+            return bad(format!(
+                "learning rate must be a positive number, got {}",
+                self.learning_rate
+            ));
+        }
+        if !(self.deform_weight.is_finite() && self.deform_weight >= 0.0) {
+            return bad(format!(
+                "deformation weight must be a number >= 0, got {}",
+                self.deform_weight
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Default for TrainConfig {
     fn default() -> Self {
         TrainConfig {
@@ -166,9 +196,7 @@ pub fn train(
     if train.is_empty() {
         return Err(LearnError::Train("no training samples".into()));
     }
-    if config.batch == 0 {
-        return Err(LearnError::Train("batch size must be at least 1".into()));
-    }
+    config.validate()?;
     let device = device().autodiff();
     device.seed(config.seed);
     let (mut net, first_step) = match resume {
