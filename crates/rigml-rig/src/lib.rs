@@ -1,0 +1,86 @@
+//! Auto-rigging (issue 10): place a skeleton inside a mesh that has none, then skin it with any
+//! [`SkinSolver`] and hand back a [`Character`] that animates.
+//!
+//! A [`SkeletonPlacer`] looks only at the mesh and returns a [`PlacedSkeleton`]: joint names,
+//! parents and model-space joint heads. [`PlacedSkeleton::to_skeleton`] turns that into a bind
+//! pose with a consistent bone roll, and [`rig`] puts mesh, skeleton and skin together.
+
+pub mod placed;
+
+pub use placed::PlacedSkeleton;
+
+use rigml_core::{Character, Mesh};
+use rigml_skin::{SkinSolver, SolveOptions};
+use thiserror::Error;
+
+/// What can go wrong placing a skeleton. The caller adds the file.
+#[derive(Debug, Error)]
+pub enum RigError {
+    #[error("the mesh has no vertices or no triangles")]
+    EmptyMesh,
+    #[error("the mesh has non-finite vertex positions (vertex {vertex})")]
+    NonFinite { vertex: usize },
+    #[error("the mesh has no extent (all vertices at one point)")]
+    Degenerate,
+    #[error("{placer}: {message}")]
+    Placement { placer: String, message: String },
+    #[error("invalid placed skeleton: {0}")]
+    Invalid(String),
+    #[error("skinning the rigged mesh: {0}")]
+    Skin(String),
+    #[error(transparent)]
+    Core(#[from] rigml_core::CoreError),
+}
+
+/// Something that places joints inside a bare mesh.
+pub trait SkeletonPlacer: Sync {
+    /// Short name, as used on the command line and in evaluation reports.
+    fn name(&self) -> &str;
+
+    /// Joints for this mesh, in the mesh's model space.
+    fn place(&self, mesh: &Mesh) -> Result<PlacedSkeleton, RigError>;
+}
+
+/// Refuse meshes no placer can work on: empty, non-finite or without extent.
+pub fn check_mesh(mesh: &Mesh) -> Result<(), RigError> {
+    if mesh.positions.is_empty() || mesh.triangles.is_empty() {
+        return Err(RigError::EmptyMesh);
+    }
+    if let Some(vertex) = mesh.positions.iter().position(|p| !p.is_finite()) {
+        return Err(RigError::NonFinite { vertex });
+    }
+    let (lo, hi) = mesh.positions.iter().fold(
+        (glam::Vec3::splat(f32::MAX), glam::Vec3::splat(f32::MIN)),
+        |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+    );
+    if (hi - lo).max_element() <= 0.0 {
+        return Err(RigError::Degenerate);
+    }
+    Ok(())
+}
+
+/// Place a skeleton with `placer`, skin the mesh with `solver`, and return the rigged character
+/// (bind pose = rest pose, no clips).
+pub fn rig(
+    name: &str,
+    mesh: Mesh,
+    placer: &dyn SkeletonPlacer,
+    solver: &dyn SkinSolver,
+    options: &SolveOptions,
+) -> Result<Character, RigError> {
+    check_mesh(&mesh)?;
+    let placed = placer.place(&mesh)?;
+    let skeleton = placed.to_skeleton()?;
+    let skin = solver
+        .solve(&mesh, &skeleton, options)
+        .map_err(|e| RigError::Skin(e.to_string()))?;
+    let character = Character {
+        name: name.to_string(),
+        mesh,
+        skeleton,
+        skin: Some(skin),
+        clips: Vec::new(),
+    };
+    character.validate()?;
+    Ok(character)
+}
