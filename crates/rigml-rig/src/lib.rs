@@ -5,8 +5,11 @@
 //! parents and model-space joint heads. [`PlacedSkeleton::to_skeleton`] turns that into a bind
 //! pose with a consistent bone roll, and [`rig`] puts mesh, skeleton and skin together.
 
+pub mod humanoid;
+pub mod orient;
 pub mod placed;
 
+pub use humanoid::{looks_humanoid, Humanoid, HumanoidCheck};
 pub use placed::PlacedSkeleton;
 
 use rigml_core::{Character, Mesh};

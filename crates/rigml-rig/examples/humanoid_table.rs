@@ -1,0 +1,150 @@
+//! Score the humanoid placer against the artists' rigs (METRICS.md §5) on the humanoids of the
+//! manifest: `cargo run --release -p rigml-rig --example humanoid_table [-- --split val] [--dump ID]`.
+//! By default train and val only; test rows are scored only with `--split test` (final report).
+
+use rigml_eval::deformation::normalisation;
+use rigml_eval::skeleton_metrics::{score, JointSet};
+use rigml_rig::{Humanoid, SkeletonPlacer};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+fn data_dir() -> PathBuf {
+    std::env::var_os("RIGML_DATA").map_or_else(|| PathBuf::from("/work/shared/data"), PathBuf::from)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|k| args.get(k + 1))
+            .cloned()
+    };
+    let splits: Vec<String> = opt("--split").map_or(vec!["train".into(), "val".into()], |s| vec![s]);
+    let only = opt("--only");
+    let dump = opt("--dump");
+    let placer = Humanoid {
+        end_sites: args.iter().any(|a| a == "--end-sites"),
+    };
+    let data = data_dir();
+    let text = std::fs::read_to_string(data.join("manifest.tsv")).expect("manifest.tsv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect("column");
+    let (id_c, kind_c, split_c, path_c, notes_c) = (col("id"), col("kind"), col("split"), col("path"), col("notes"));
+    println!(
+        "{:42} {:5} {:>6} {:>7} {:>7} {:>7} {:>5} {:>5} {:>8}",
+        "asset", "split", "verts", "J2J", "J2B", "B2B", "Jpr", "Jgt", "place_ms"
+    );
+    let mut sums = std::collections::BTreeMap::<String, (f64, usize)>::new();
+    for line in lines {
+        let f: Vec<&str> = line.split('\t').collect();
+        let get = |c: usize| f.get(c).copied().unwrap_or("");
+        let cat = get(notes_c).rsplit("cat=").next().unwrap_or("");
+        if get(kind_c) != "character" || !splits.iter().any(|s| s == get(split_c)) || !cat.contains("humanoid") {
+            continue;
+        }
+        let id = get(id_c);
+        if only.as_deref().is_some_and(|o| !id.contains(o)) {
+            continue;
+        }
+        let character = match rigml_io::load(&data.join(get(path_c))) {
+            Ok(c) => c,
+            Err(e) => {
+                println!("{id:42} load error: {e}");
+                continue;
+            }
+        };
+        let mesh = &character.mesh;
+        let Some((centre, scale)) = normalisation(&mesh.positions) else {
+            continue;
+        };
+        let gt = JointSet::from_skeleton(&character.skeleton, centre, scale);
+        let start = Instant::now();
+        let placed = placer.place(mesh);
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        let placed = match placed {
+            Ok(p) => p,
+            Err(e) => {
+                println!("{id:42} {:5} FAILED: {e}", get(split_c));
+                if let Ok(check) = rigml_rig::looks_humanoid(mesh) {
+                    println!("    {:?}", check.orientation);
+                }
+                continue;
+            }
+        };
+        let pred = JointSet {
+            positions: placed.heads.iter().map(|p| (*p - centre) * scale).collect(),
+            parents: placed.parents.clone(),
+        };
+        let s = score(&pred, &gt).expect("non-empty");
+        println!(
+            "{id:42} {:5} {:>6} {:7.4} {:7.4} {:7.4} {:>5} {:>5} {:8.1}",
+            get(split_c),
+            mesh.positions.len(),
+            s.cd_j2j,
+            s.cd_j2b.unwrap_or(f64::NAN),
+            s.cd_b2b.unwrap_or(f64::NAN),
+            pred.positions.len(),
+            gt.positions.len(),
+            ms
+        );
+        let e = sums.entry(get(split_c).to_string()).or_default();
+        e.0 += s.cd_j2j;
+        e.1 += 1;
+        if dump.as_deref() == Some(id) {
+            for (n, p) in placed.names.iter().zip(&pred.positions) {
+                println!("  pred {n:20} {:7.3} {:7.3} {:7.3}", p.x, p.y, p.z);
+            }
+            for (n, p) in character.skeleton.names.iter().zip(&gt.positions) {
+                println!("  gt   {n:20} {:7.3} {:7.3} {:7.3}", p.x, p.y, p.z);
+            }
+            picture(
+                Path::new(&format!("/tmp/righum/{id}.ppm")),
+                &mesh.positions,
+                centre,
+                scale,
+                &pred.positions,
+                &gt.positions,
+            );
+        }
+    }
+    for (split, (sum, n)) in sums {
+        println!("mean CD-J2J {split}: {:.4} over {n}", sum / n as f64);
+    }
+}
+
+/// Front (x,y), side (z,y) and top (x,z) views of the normalised mesh points (grey), predicted
+/// joints (red) and GT joints (green), as a PPM.
+fn picture(path: &Path, mesh: &[glam::Vec3], centre: glam::Vec3, scale: f32, pred: &[glam::Vec3], gt: &[glam::Vec3]) {
+    let (w, h) = (1200usize, 400usize);
+    let mut img = vec![[255u8; 3]; w * h];
+    let views: [(usize, usize); 3] = [(0, 1), (2, 1), (0, 2)];
+    let mut plot = |p: glam::Vec3, view: usize, colour: [u8; 3], r: i32| {
+        let (a, b) = views[view];
+        let x = (view * 400) as f32 + 200.0 + p[a] * 380.0;
+        let y = 200.0 - p[b] * 380.0;
+        for dy in -r..=r {
+            for dx in -r..=r {
+                let (px, py) = (x as i32 + dx, y as i32 + dy);
+                if px >= 0 && py >= 0 && (px as usize) < w && (py as usize) < h {
+                    img[py as usize * w + px as usize] = colour;
+                }
+            }
+        }
+    };
+    for v in 0..3 {
+        for p in mesh {
+            plot((*p - centre) * scale, v, [190, 190, 190], 0);
+        }
+        for p in gt {
+            plot(*p, v, [0, 160, 0], 2);
+        }
+        for p in pred {
+            plot(*p, v, [220, 0, 0], 1);
+        }
+    }
+    let mut out = format!("P6 {w} {h} 255\n").into_bytes();
+    out.extend(img.iter().flatten());
+    let _ = std::fs::write(path, out);
+}

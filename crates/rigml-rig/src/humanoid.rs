@@ -1,0 +1,108 @@
+//! The humanoid template placer: orientation, landmarks found in the voxel solid, and a
+//! standard skeleton with Mixamo-style names (`Hips`, `Spine`..`Spine2`, `Neck`, `Head`,
+//! `LeftShoulder`, `LeftArm`, `LeftForeArm`, `LeftHand`, `LeftUpLeg`, `LeftLeg`, `LeftFoot`,
+//! `LeftToeBase`, ...) that rigml-anim's humanoid mapping and other tools understand.
+//!
+//! Fingers are not placed: the voxel solid this works on (128 voxels over the longest side) does
+//! not resolve separate fingers on any character of the data set, so none are assumed.
+
+mod landmarks;
+mod template;
+mod volume;
+
+use crate::orient::{self, Orientation};
+use crate::{check_mesh, PlacedSkeleton, RigError, SkeletonPlacer};
+use glam::Vec3;
+use rigml_core::Mesh;
+
+pub use template::JOINT_NAMES;
+
+/// Voxels along the longest side of the character's solid.
+pub const RESOLUTION: usize = 128;
+
+/// Mirror agreement (share of solid voxels whose mirror image is solid) above which a mesh is
+/// taken as left/right symmetric and its joints are made exactly mirror images.
+pub const SYMMETRY_TOLERANCE: f32 = 0.8;
+
+/// Places a standard humanoid skeleton inside a standing character (T-pose or A-pose).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Humanoid {
+    /// Add end sites (`LeftHandTip_End`, `RightHandTip_End`, `HeadTop_End`, `LeftToe_End`, `RightToe_End`) at the hand tips, head top and toe tips.
+    pub end_sites: bool,
+}
+
+/// What [`looks_humanoid`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HumanoidCheck {
+    /// The character's frame.
+    pub orientation: Orientation,
+    /// `Ok(())` when landmarks and limb proportions of a standing humanoid were found, else why
+    /// not.
+    pub verdict: Result<(), String>,
+}
+
+impl HumanoidCheck {
+    /// True when the mesh is a standing humanoid.
+    pub fn is_humanoid(&self) -> bool {
+        self.verdict.is_ok()
+    }
+}
+
+/// The mesh in the character frame (x left, y up, z forward), scaled to unit height about the
+/// bounds centre, and the scale used.
+fn to_character_frame(mesh: &Mesh, o: &Orientation) -> Result<(Vec<Vec3>, f32), RigError> {
+    let local: Vec<Vec3> = mesh.positions.iter().map(|&p| o.to_local(p)).collect();
+    let (lo, hi) = orient::bounds(&local).ok_or(RigError::EmptyMesh)?;
+    let height = hi.y - lo.y;
+    if !(height.is_finite() && height > 0.0) {
+        return Err(RigError::Degenerate);
+    }
+    Ok((local.iter().map(|p| *p / height).collect(), height))
+}
+
+/// Landmarks of `mesh`, or why it is not a standing humanoid.
+fn analyse(mesh: &Mesh) -> Result<(Orientation, f32, Result<landmarks::Landmarks, String>), RigError> {
+    check_mesh(mesh)?;
+    let o = orient::detect(&mesh.positions, &mesh.triangles)?;
+    let (local, height) = to_character_frame(mesh, &o)?;
+    let Some(vol) = volume::Volume::new(&local, &mesh.triangles, RESOLUTION) else {
+        return Err(RigError::Degenerate);
+    };
+    let found = landmarks::find(&vol).and_then(|l| template::check_proportions(&l).map(|()| l));
+    Ok((o, height, found))
+}
+
+/// Decide whether `mesh` is a standing humanoid: two feet on the ground beside the mirror
+/// plane, arms reaching out from a vertical trunk, a head on top (see
+/// [`template::check_proportions`]). Errors only for meshes no placer can use.
+pub fn looks_humanoid(mesh: &Mesh) -> Result<HumanoidCheck, RigError> {
+    let (orientation, _, found) = analyse(mesh)?;
+    Ok(HumanoidCheck {
+        orientation,
+        verdict: found.map(|_| ()),
+    })
+}
+
+impl SkeletonPlacer for Humanoid {
+    fn name(&self) -> &str {
+        "humanoid"
+    }
+
+    fn place(&self, mesh: &Mesh) -> Result<PlacedSkeleton, RigError> {
+        let (o, height, found) = analyse(mesh)?;
+        let mut marks = found.map_err(|message| RigError::Placement {
+            placer: self.name().into(),
+            message: format!("not a standing humanoid: {message}"),
+        })?;
+        if o.symmetry >= SYMMETRY_TOLERANCE {
+            template::make_symmetric(&mut marks);
+        }
+        let mut placed = template::build(&marks, self.end_sites);
+        for h in &mut placed.heads {
+            *h = o.to_model(*h * height);
+        }
+        placed.forward = o.forward;
+        placed.validate()?;
+        Ok(placed)
+    }
+}

@@ -1,0 +1,333 @@
+//! Landmarks of a standing humanoid, found in its voxel solid without clicks: the extremities
+//! (head top, hand tips, toe tips), the curve skeleton joining them (a shortest-path tree from
+//! the head top that keeps to the middle of the limbs), and along it the joints: where the legs
+//! split, ankles at the corner of the foot, knees and elbows at mid-limb refined by the bend,
+//! wrists at the narrowing before the hand, shoulders where the arm enters the torso, and the
+//! neck at the narrowest section below the head. Every joint is centred in its limb's
+//! cross-section.
+//!
+//! Coordinates are the character frame scaled to unit height: x left, y up (the mesh spans
+//! `-0.5..0.5`), z forward.
+
+use super::volume::{Volume, Voxel};
+use glam::Vec3;
+
+/// Joint positions of one side's limbs (character frame).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Limbs {
+    pub clavicle: Vec3,
+    pub upper_arm: Vec3,
+    pub elbow: Vec3,
+    pub wrist: Vec3,
+    pub hand_tip: Vec3,
+    pub upper_leg: Vec3,
+    pub knee: Vec3,
+    pub ankle: Vec3,
+    pub toe_base: Vec3,
+    pub toe_tip: Vec3,
+}
+
+/// Everything the template needs (character frame).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Landmarks {
+    pub hips: Vec3,
+    /// Spine, Spine1, Spine2.
+    pub spine: [Vec3; 3],
+    pub neck: Vec3,
+    pub head: Vec3,
+    pub head_top: Vec3,
+    pub left: Limbs,
+    pub right: Limbs,
+}
+
+/// Why landmarks could not be found (the shape is not a standing humanoid).
+pub(crate) type Refusal = String;
+
+/// The largest 26-connected group of solid voxels (floating props and separate hats are left
+/// out of the extremity search).
+fn main_body(vol: &Volume) -> Vec<bool> {
+    let n = vol.solid.len();
+    let mut label = vec![u32::MAX; n];
+    let mut best = (0usize, u32::MAX);
+    let mut next = 0u32;
+    let mut stack = Vec::new();
+    for s in 0..n {
+        if !vol.solid[s] || label[s] != u32::MAX {
+            continue;
+        }
+        label[s] = next;
+        stack.push(s);
+        let mut size = 0usize;
+        while let Some(v) = stack.pop() {
+            size += 1;
+            for (u, _) in vol.neighbours(v) {
+                if vol.solid[u] && label[u] == u32::MAX {
+                    label[u] = next;
+                    stack.push(u);
+                }
+            }
+        }
+        if size > best.0 {
+            best = (size, next);
+        }
+        next += 1;
+    }
+    label.iter().map(|&l| l == best.1).collect()
+}
+
+/// Cumulative arc length along a polyline.
+fn arc_lengths(points: &[Vec3]) -> Vec<f32> {
+    let mut out = Vec::with_capacity(points.len());
+    let mut acc = 0.0;
+    for (k, p) in points.iter().enumerate() {
+        if k > 0 {
+            acc += p.distance(points[k - 1]);
+        }
+        out.push(acc);
+    }
+    out
+}
+
+/// The point at arc length `s` along a polyline (clamped to its ends).
+fn at_length(points: &[Vec3], lengths: &[f32], s: f32) -> Vec3 {
+    let k = lengths.partition_point(|&l| l < s);
+    match (k.checked_sub(1).and_then(|a| points.get(a)), points.get(k)) {
+        (Some(&a), Some(&b)) => {
+            let (la, lb) = (lengths[k - 1], lengths[k]);
+            let t = if lb > la { (s - la) / (lb - la) } else { 0.0 };
+            a.lerp(b, t.clamp(0.0, 1.0))
+        }
+        (None, Some(&b)) => b,
+        (Some(&a), None) => a,
+        (None, None) => Vec3::ZERO,
+    }
+}
+
+/// Direction of the polyline around arc length `s` (over a window of `w` either side).
+fn direction_at(points: &[Vec3], lengths: &[f32], s: f32, w: f32) -> Vec3 {
+    (at_length(points, lengths, s + w) - at_length(points, lengths, s - w)).normalize_or(Vec3::Y)
+}
+
+/// Find every landmark. `Err` says which part of a humanoid is missing.
+pub(crate) fn find(vol: &Volume) -> Result<Landmarks, Refusal> {
+    let body = main_body(vol);
+    let voxels: Vec<Voxel> = (0..vol.solid.len()).filter(|&v| body[v]).collect();
+    let size = vol.grid.size;
+    let point = |v: Voxel| vol.point(v);
+    let by = |key: &dyn Fn(Vec3) -> f32, keep: &dyn Fn(Vec3) -> bool| -> Option<Voxel> {
+        voxels
+            .iter()
+            .copied()
+            .filter(|&v| keep(point(v)))
+            .max_by(|&a, &b| key(point(a)).total_cmp(&key(point(b))))
+    };
+    let head_top = by(&|p| p.y, &|p| p.x.abs() < 0.05).ok_or("no solid near the mirror plane")?;
+    let hand_l = by(&|p| p.x, &|_| true).ok_or("no left extremity")?;
+    let hand_r = by(&|p| -p.x, &|_| true).ok_or("no right extremity")?;
+    let floor = voxels.iter().map(|&v| point(v).y).fold(f32::MAX, f32::min);
+    let toe = |sign: f32| by(&|p| p.z, &|p| p.y <= floor + 1.5 * size && p.x * sign > 0.0);
+    let toe_l = toe(1.0).ok_or("no left foot on the ground")?;
+    let toe_r = toe(-1.0).ok_or("no right foot on the ground")?;
+
+    let tree = vol.medial_tree(head_top);
+    let path = |v: Voxel| -> Vec<Vec3> { Volume::path(&tree, v).iter().map(|&u| point(u)).collect() };
+    let (lf, rf, lh, rh) = (path(toe_l), path(toe_r), path(hand_l), path(hand_r));
+    let crotch = crotch(vol, &lf, &rf).ok_or("the legs never join")?;
+    let leg_l = leg(vol, up_to(&lf, crotch), crotch)?;
+    let leg_r = leg(vol, up_to(&rf, crotch), crotch)?;
+    let arm_l = arm(vol, &lh, 1.0)?;
+    let arm_r = arm(vol, &rh, -1.0)?;
+    let spine_path = path(head_top_below(vol, crotch, &lf, &rf));
+
+    // Spine: from the hips (between the upper legs) up to the neck.
+    let spine_points = spine_path;
+    let at_height = |y: f32| -> Vec3 {
+        spine_points
+            .iter()
+            .copied()
+            .min_by(|a, b| (a.y - y).abs().total_cmp(&(b.y - y).abs()))
+            .unwrap_or(Vec3::new(0.0, y, 0.0))
+    };
+    let centre = |y: f32| -> Vec3 {
+        let p = at_height(y);
+        let c = vol.section_centre(Vec3::new(0.0, y, p.z), Vec3::Y, 0.12);
+        Vec3::new(0.0, y, c.z)
+    };
+    let hips_y = 0.5 * (leg_l.0.y + leg_r.0.y);
+    let shoulder_y = 0.5 * (arm_l.1.y + arm_r.1.y);
+    let top = point(head_top);
+    // The neck: the narrowest section on the spine path above the shoulders.
+    let head_y = spine_points
+        .iter()
+        .filter(|p| p.y > shoulder_y && p.y < shoulder_y + 0.5 * (top.y - shoulder_y))
+        .filter_map(|p| Some((vol.depth[vol.solid_near(*p, 1)?], p.y)))
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or(shoulder_y + 0.25 * (top.y - shoulder_y), |(_, y)| y);
+    let neck_y = shoulder_y + 0.5 * (head_y - shoulder_y).max(0.0);
+    let spine = [0.25, 0.5, 0.75].map(|t| centre(hips_y + t * (neck_y - hips_y)));
+    let (l, r) = (limbs(arm_l, leg_l, neck_y), limbs(arm_r, leg_r, neck_y));
+    Ok(Landmarks {
+        hips: centre(hips_y),
+        spine,
+        neck: centre(neck_y),
+        head: centre(head_y),
+        head_top: Vec3::new(0.0, top.y, centre(head_y).z),
+        left: l,
+        right: r,
+    })
+}
+
+/// The lowest height above the knees at which the two leg paths are joined by solid straight
+/// across (the crotch); `None` when they never are.
+fn crotch(vol: &Volume, left: &[Vec3], right: &[Vec3]) -> Option<f32> {
+    let first_at = |path: &[Vec3], y: f32| path.iter().copied().find(|p| p.y >= y);
+    let floor = left.first()?.y.min(right.first()?.y);
+    let top = left.last()?.y;
+    let step = vol.grid.size;
+    let mut y = floor + 0.15 * (top - floor);
+    while y < top {
+        let (a, b) = (first_at(left, y)?, first_at(right, y)?);
+        let (a, b) = (Vec3::new(a.x, y, a.z), Vec3::new(b.x, y, b.z));
+        if a.x > b.x && vol.solid_segment(a, b) {
+            return Some(y);
+        }
+        y += step;
+    }
+    None
+}
+
+/// The part of a path from its start up to height `y`.
+fn up_to(path: &[Vec3], y: f32) -> &[Vec3] {
+    let end = path.iter().position(|p| p.y >= y).unwrap_or(path.len());
+    &path[..end.max(1)]
+}
+
+/// A solid voxel on the mirror plane at the crotch, to run the spine path from.
+fn head_top_below(vol: &Volume, crotch: f32, left: &[Vec3], right: &[Vec3]) -> Voxel {
+    let z = 0.5 * (up_to(left, crotch).last().map_or(0.0, |p| p.z) + up_to(right, crotch).last().map_or(0.0, |p| p.z));
+    vol.solid_near(Vec3::new(0.0, crotch + vol.grid.size, z), 3)
+        .unwrap_or(0)
+}
+
+/// Leg joints: (upper leg, knee, ankle, toe base, toe tip).
+type Leg = (Vec3, Vec3, Vec3, Vec3, Vec3);
+/// Arm joints: (hand tip, upper arm, elbow, wrist).
+type Arm = (Vec3, Vec3, Vec3, Vec3);
+
+fn limbs(arm: Arm, leg: Leg, _neck_y: f32) -> Limbs {
+    let (hand_tip, upper_arm, elbow, wrist) = arm;
+    Limbs {
+        clavicle: Vec3::new(0.35 * upper_arm.x, upper_arm.y, upper_arm.z),
+        upper_arm,
+        elbow,
+        wrist,
+        hand_tip,
+        upper_leg: leg.0,
+        knee: leg.1,
+        ankle: leg.2,
+        toe_base: leg.3,
+        toe_tip: leg.4,
+    }
+}
+
+/// Leg joints along the medial path `points` from the toe tip up to the crotch.
+fn leg(vol: &Volume, points: &[Vec3], crotch: f32) -> Result<Leg, Refusal> {
+    if points.len() < 4 {
+        return Err("a leg is too short".into());
+    }
+    let (tip, top) = (points[0], points[points.len() - 1]);
+    // Ankle: the corner of the L, farthest from the chord toe tip -> crotch, in the lower half.
+    let chord = top - tip;
+    let dist = |p: Vec3| (p - tip).cross(chord).length() / chord.length().max(1e-6);
+    let lower = |p: &Vec3| p.y < tip.y + 0.5 * (top.y - tip.y);
+    let corner = points
+        .iter()
+        .copied()
+        .filter(lower)
+        .max_by(|a, b| dist(*a).total_cmp(&dist(*b)))
+        .unwrap_or(tip);
+    let ankle = vol.section_centre(corner, Vec3::Y, 0.08);
+    let leg_at = |y: f32| -> Vec3 {
+        let p = points
+            .iter()
+            .copied()
+            .min_by(|a, b| (a.y - y).abs().total_cmp(&(b.y - y).abs()))
+            .unwrap_or(top);
+        vol.section_centre(p, Vec3::Y, 0.1)
+    };
+    // Upper leg: at the crotch, over the leg's centre a little below it.
+    let thigh = leg_at(ankle.y + 0.8 * (crotch - ankle.y));
+    let radius = vol.solid_near(thigh, 1).map_or(0.0, |v| vol.depth[v]) * vol.grid.size;
+    let upper = Vec3::new(thigh.x, crotch + radius, thigh.z);
+    let knee = leg_at(0.5 * (ankle.y + upper.y));
+    let toe_dir = Vec3::new(tip.x - ankle.x, 0.0, tip.z - ankle.z);
+    let ball = Vec3::new(
+        ankle.x + 0.45 * toe_dir.x,
+        tip.y + 0.3 * (ankle.y - tip.y),
+        ankle.z + 0.45 * toe_dir.z,
+    );
+    let toe_base = vol.section_centre(ball, toe_dir, 0.05);
+    Ok((upper, knee, ankle, toe_base, tip))
+}
+
+/// Arm joints along the medial path `points` from the hand tip towards the head; `side` is the
+/// sign of x on this arm's side.
+fn arm(vol: &Volume, points: &[Vec3], side: f32) -> Result<Arm, Refusal> {
+    let size = vol.grid.size;
+    // Shoulder: at the armpit, where the underside of the limb (the bottom of the solid run
+    // below the path) drops from the arm's underside to far down the side of the trunk.
+    let inside = points.iter().position(|p| p.x * side <= 0.0).unwrap_or(points.len());
+    let underside: Vec<f32> = points[..inside]
+        .iter()
+        .map(|p| p.y - vol.solid_near(*p, 1).map_or(0.0, |v| vol.run_down(v)))
+        .collect();
+    let drop = (3.0 * size).max(0.02);
+    let all_lengths = arc_lengths(&points[..inside]);
+    let past_hand = all_lengths.partition_point(|&l| l < HAND_LENGTH + 0.02).max(1);
+    let entry_k = (past_hand..underside.len())
+        .find(|&k| {
+            let before = underside[k.saturating_sub(4)..k]
+                .iter()
+                .copied()
+                .fold(f32::MIN, f32::max);
+            underside[k] < before - drop
+        })
+        .ok_or("no shoulder: the arm never meets the trunk")?;
+    if entry_k < 4 {
+        return Err("an arm is too short".into());
+    }
+    // The arm's radius: half its thickness below the path, over the half next to the shoulder.
+    let mut half: Vec<f32> = (entry_k / 2..entry_k).map(|k| points[k].y - underside[k]).collect();
+    half.sort_by(f32::total_cmp);
+    let radius = half.get(half.len() / 2).copied().unwrap_or(0.0).max(size);
+    let points = &points[..inside];
+    let lengths = arc_lengths(points);
+    let w = 2.0 * size;
+    let section = |s: f32| {
+        let p = at_length(points, &lengths, s);
+        vol.section(p, direction_at(points, &lengths, s, w), 0.08)
+    };
+    // Wrist: the smallest cross-section 7-16 % of the height in from the hand tip.
+    let mut wrist = section(HAND_LENGTH).0;
+    let mut best = usize::MAX;
+    let mut s = 0.07;
+    while s < 0.16_f32.min(0.6 * lengths[entry_k]) {
+        let (c, area) = section(s);
+        if area < best {
+            (best, wrist) = (area, c);
+        }
+        s += size;
+    }
+    let wrist_s = lengths[points
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.distance(wrist).total_cmp(&b.1.distance(wrist)))
+        .map_or(0, |(k, _)| k)];
+    let total = lengths[entry_k.saturating_sub(4)] + 0.5 * radius;
+    let upper = section(total).0;
+    let elbow = section(0.5 * (wrist_s + total)).0;
+    Ok((points[0], upper, elbow, wrist))
+}
+
+/// Typical hand length (wrist to finger tip) as a share of the height.
+const HAND_LENGTH: f32 = 0.105;

@@ -1,0 +1,167 @@
+//! The standard humanoid skeleton: names, hierarchy, left/right mirroring of the landmarks and
+//! the proportion checks that tell a standing humanoid from other shapes.
+
+use super::landmarks::{Landmarks, Limbs};
+use crate::PlacedSkeleton;
+use glam::Vec3;
+
+/// Joint names (Mixamo convention, without the `mixamorig:` prefix), in placement order; the
+/// five end sites come last and are only placed on request.
+pub const JOINT_NAMES: [&str; 27] = [
+    "Hips",
+    "Spine",
+    "Spine1",
+    "Spine2",
+    "Neck",
+    "Head",
+    "LeftShoulder",
+    "LeftArm",
+    "LeftForeArm",
+    "LeftHand",
+    "RightShoulder",
+    "RightArm",
+    "RightForeArm",
+    "RightHand",
+    "LeftUpLeg",
+    "LeftLeg",
+    "LeftFoot",
+    "LeftToeBase",
+    "RightUpLeg",
+    "RightLeg",
+    "RightFoot",
+    "RightToeBase",
+    "LeftHandTip_End",
+    "RightHandTip_End",
+    "HeadTop_End",
+    "LeftToe_End",
+    "RightToe_End",
+];
+
+/// Parent of each joint of [`JOINT_NAMES`] (by index).
+const PARENTS: [Option<usize>; 27] = [
+    None,
+    Some(0),
+    Some(1),
+    Some(2),
+    Some(3),
+    Some(4),
+    Some(3),
+    Some(6),
+    Some(7),
+    Some(8),
+    Some(3),
+    Some(10),
+    Some(11),
+    Some(12),
+    Some(0),
+    Some(14),
+    Some(15),
+    Some(16),
+    Some(0),
+    Some(18),
+    Some(19),
+    Some(20),
+    Some(9),
+    Some(13),
+    Some(5),
+    Some(17),
+    Some(21),
+];
+
+/// Number of joints without end sites.
+const CORE: usize = 22;
+
+/// Mirror across the plane x = 0.
+fn mirror(p: Vec3) -> Vec3 {
+    Vec3::new(-p.x, p.y, p.z)
+}
+
+/// Make left and right exact mirror images (the average of each pair), and centre the trunk on
+/// the mirror plane.
+pub(crate) fn make_symmetric(m: &mut Landmarks) {
+    let pair = |l: Vec3, r: Vec3| {
+        let avg = 0.5 * (l + mirror(r));
+        (avg, mirror(avg))
+    };
+    let (l, r) = (m.left, m.right);
+    let mut left = l;
+    let mut right = r;
+    macro_rules! sym {
+        ($($f:ident),*) => {$(
+            let (a, b) = pair(l.$f, r.$f);
+            left.$f = a;
+            right.$f = b;
+        )*};
+    }
+    sym!(clavicle, upper_arm, elbow, wrist, hand_tip, upper_leg, knee, ankle, toe_base, toe_tip);
+    m.left = left;
+    m.right = right;
+    for p in [&mut m.hips, &mut m.neck, &mut m.head, &mut m.head_top]
+        .into_iter()
+        .chain(m.spine.iter_mut())
+    {
+        p.x = 0.0;
+    }
+}
+
+/// Heads in [`JOINT_NAMES`] order.
+fn heads(m: &Landmarks) -> Vec<Vec3> {
+    let arm = |s: &Limbs| [s.clavicle, s.upper_arm, s.elbow, s.wrist];
+    let leg = |s: &Limbs| [s.upper_leg, s.knee, s.ankle, s.toe_base];
+    let mut out = vec![m.hips, m.spine[0], m.spine[1], m.spine[2], m.neck, m.head];
+    out.extend(arm(&m.left));
+    out.extend(arm(&m.right));
+    out.extend(leg(&m.left));
+    out.extend(leg(&m.right));
+    out.extend([
+        m.left.hand_tip,
+        m.right.hand_tip,
+        m.head_top,
+        m.left.toe_tip,
+        m.right.toe_tip,
+    ]);
+    out
+}
+
+/// The placed skeleton in the character frame (forward = +z).
+pub(crate) fn build(m: &Landmarks, end_sites: bool) -> PlacedSkeleton {
+    let count = if end_sites { PARENTS.len() } else { CORE };
+    let all = heads(m);
+    PlacedSkeleton {
+        names: JOINT_NAMES[..count].iter().map(|s| s.to_string()).collect(),
+        parents: PARENTS[..count].to_vec(),
+        heads: all[..count].to_vec(),
+        forward: Vec3::Z,
+    }
+}
+
+/// Refuse landmarks that do not make a standing humanoid: the trunk must rise from the hips to
+/// the head, the legs reach the ground below the hips, the arms leave the trunk above the
+/// hips, and the limbs be long enough. Heights are in units of the character's height.
+pub(crate) fn check_proportions(m: &Landmarks) -> Result<(), String> {
+    let trunk = m.head - m.hips;
+    if trunk.y < 0.1 || trunk.y < 2.0 * Vec3::new(trunk.x, 0.0, trunk.z).length() {
+        return Err(format!(
+            "the trunk does not rise from the hips to the head (hips {:.2}, head {:.2} of the height)",
+            m.hips.y + 0.5,
+            m.head.y + 0.5
+        ));
+    }
+    for (side, s) in [("left", &m.left), ("right", &m.right)] {
+        let leg = s.upper_leg.distance(s.knee) + s.knee.distance(s.ankle);
+        if leg < 0.06 || s.upper_leg.y < s.ankle.y + 0.04 {
+            return Err(format!("the {side} leg is too short ({leg:.2} of the height)"));
+        }
+        let arm = s.upper_arm.distance(s.elbow) + s.elbow.distance(s.wrist);
+        if arm < 0.08 {
+            return Err(format!("the {side} arm is too short ({arm:.2} of the height)"));
+        }
+        if s.upper_arm.y < m.hips.y || s.upper_arm.y > m.head_top.y {
+            return Err(format!("the {side} arm does not leave the trunk between hips and head"));
+        }
+    }
+    if m.left.upper_arm.x <= m.right.upper_arm.x || m.left.upper_leg.x <= m.right.upper_leg.x {
+        return Err("left and right limbs cross the mirror plane".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,320 @@
+//! The character's solid as voxels in its own frame (x left, y up, z forward), with the
+//! distance to the surface of every inside voxel and a shortest-path tree that keeps to the
+//! middle of the limbs.
+//!
+//! Voxels make separate parts one body: KayKit characters have their arms, legs and head as
+//! separate meshes that only overlap, and their union is connected as soon as it is voxelised.
+
+use glam::Vec3;
+use rigml_geom::{Cell, VoxelGrid};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// A voxel index into [`Volume`]'s grid.
+pub(crate) type Voxel = usize;
+
+/// Solid voxels, their depth inside the body and neighbour steps.
+pub(crate) struct Volume {
+    pub grid: VoxelGrid,
+    /// Inside the body (boundary or interior voxel).
+    pub solid: Vec<bool>,
+    /// Distance to the nearest outside voxel, in voxels (0 outside).
+    pub depth: Vec<f32>,
+    /// Neighbour offsets (26-connected) with their lengths in voxels.
+    steps: Vec<(isize, f32)>,
+}
+
+/// Order for the Dijkstra heap: smallest cost first.
+#[derive(PartialEq)]
+struct Entry(f32, Voxel);
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.0.total_cmp(&self.0).then_with(|| other.1.cmp(&self.1))
+    }
+}
+
+impl Volume {
+    /// Voxelise `positions` (already in the character frame) with `resolution` voxels along the
+    /// longest side. `None` when the mesh gives no solid voxel.
+    pub fn new(positions: &[Vec3], triangles: &[[u32; 3]], resolution: usize) -> Option<Volume> {
+        let grid = VoxelGrid::new(positions, triangles, resolution)?;
+        let solid: Vec<bool> = grid.cells.iter().map(|c| *c != Cell::Exterior).collect();
+        if !solid.iter().any(|s| *s) {
+            return None;
+        }
+        let [nx, ny, _] = grid.dims;
+        let (nx, ny) = (nx as isize, ny as isize);
+        let mut steps = Vec::with_capacity(26);
+        for dz in -1isize..=1 {
+            for dy in -1isize..=1 {
+                for dx in -1isize..=1 {
+                    if (dx, dy, dz) != (0, 0, 0) {
+                        let len = ((dx * dx + dy * dy + dz * dz) as f32).sqrt();
+                        steps.push((dx + dy * nx + dz * nx * ny, len));
+                    }
+                }
+            }
+        }
+        let mut volume = Volume {
+            grid,
+            solid,
+            depth: Vec::new(),
+            steps,
+        };
+        volume.depth = volume.distance_to_outside();
+        Some(volume)
+    }
+
+    /// The 26 neighbours of `v` with step lengths (in voxels). Solid voxels always have all 26
+    /// inside the grid (its border layer is padding), so steps from a solid voxel stay in range.
+    pub fn neighbours(&self, v: Voxel) -> impl Iterator<Item = (Voxel, f32)> + '_ {
+        self.steps.iter().filter_map(move |&(d, len)| {
+            let n = v.checked_add_signed(d)?;
+            (n < self.solid.len()).then_some((n, len))
+        })
+    }
+
+    /// Chamfer distance transform: two raster passes over the 26-neighbourhood.
+    fn distance_to_outside(&self) -> Vec<f32> {
+        let n = self.solid.len();
+        let mut d: Vec<f32> = self.solid.iter().map(|&s| if s { f32::MAX } else { 0.0 }).collect();
+        let (back, front): (Vec<_>, Vec<_>) = self.steps.iter().partition(|(o, _)| *o < 0);
+        for v in 0..n {
+            if self.solid[v] {
+                let best = back
+                    .iter()
+                    .filter_map(|&&(o, len)| Some(d.get(v.checked_add_signed(o)?)? + len))
+                    .fold(d[v], f32::min);
+                d[v] = best;
+            }
+        }
+        for v in (0..n).rev() {
+            if self.solid[v] {
+                let best = front
+                    .iter()
+                    .filter_map(|&&(o, len)| Some(d.get(v.checked_add_signed(o)?)? + len))
+                    .fold(d[v], f32::min);
+                d[v] = best;
+            }
+        }
+        d
+    }
+
+    /// Centre of a voxel in the character frame.
+    pub fn point(&self, v: Voxel) -> Vec3 {
+        self.grid.center(self.grid.coords(v))
+    }
+
+    /// True when `p` falls in a solid voxel.
+    pub fn is_solid(&self, p: Vec3) -> bool {
+        self.grid
+            .cell_of(p)
+            .is_some_and(|c| self.solid.get(self.grid.index(c)) == Some(&true))
+    }
+
+    /// Length (character units) of the solid run straight down (-y) from voxel `v`, bridging
+    /// air gaps of up to two voxels (between separate parts that nearly touch).
+    pub fn run_down(&self, v: Voxel) -> f32 {
+        let nx = self.grid.dims[0];
+        let (mut u, mut last, mut k, mut air) = (v, 0usize, 0usize, 0usize);
+        loop {
+            if self.solid.get(u) == Some(&true) {
+                last = k + 1;
+                air = 0;
+            } else {
+                air += 1;
+                if air > 2 {
+                    break;
+                }
+            }
+            k += 1;
+            match u.checked_sub(nx) {
+                Some(next) => u = next,
+                None => break,
+            }
+        }
+        last as f32 * self.grid.size
+    }
+
+    /// True when the segment `a`-`b` runs through solid voxels only (sampled every half voxel).
+    pub fn solid_segment(&self, a: Vec3, b: Vec3) -> bool {
+        let n = (a.distance(b) / (0.5 * self.grid.size)).ceil() as usize + 1;
+        (0..=n).all(|k| self.is_solid(a.lerp(b, k as f32 / n as f32)))
+    }
+
+    /// The solid voxel nearest to `p` (searching outward up to `reach` voxels), if any.
+    pub fn solid_near(&self, p: Vec3, reach: usize) -> Option<Voxel> {
+        let c = self.grid.cell_of(p)?;
+        let v = self.grid.index(c);
+        if self.solid.get(v) == Some(&true) {
+            return Some(v);
+        }
+        let r = reach as isize;
+        let mut best: Option<(f32, Voxel)> = None;
+        for dz in -r..=r {
+            for dy in -r..=r {
+                for dx in -r..=r {
+                    let q = [c[0] as isize + dx, c[1] as isize + dy, c[2] as isize + dz];
+                    if (0..3).any(|a| q[a] < 0 || q[a] >= self.grid.dims[a] as isize) {
+                        continue;
+                    }
+                    let i = self.grid.index(q.map(|x| x as usize));
+                    if self.solid[i] {
+                        let dist = self.point(i).distance_squared(p);
+                        if best.is_none_or(|(b, _)| dist < b) {
+                            best = Some((dist, i));
+                        }
+                    }
+                }
+            }
+        }
+        best.map(|(_, i)| i)
+    }
+
+    /// Shortest-path tree over solid voxels from `root`; a step costs its length divided by the
+    /// square of the depth it enters, so paths keep to the middle of the limbs (a curve
+    /// skeleton). Returns each voxel's predecessor (`usize::MAX`: unreached or the root).
+    pub fn medial_tree(&self, root: Voxel) -> Vec<Voxel> {
+        let n = self.solid.len();
+        let mut cost = vec![f32::INFINITY; n];
+        let mut prev = vec![usize::MAX; n];
+        let mut heap = BinaryHeap::new();
+        if root < n && self.solid[root] {
+            cost[root] = 0.0;
+            heap.push(Entry(0.0, root));
+        }
+        while let Some(Entry(c, v)) = heap.pop() {
+            if c > cost[v] {
+                continue;
+            }
+            for (u, len) in self.neighbours(v) {
+                if !self.solid[u] {
+                    continue;
+                }
+                let d = self.depth[u].max(1.0);
+                let next = c + len / (d * d);
+                if next < cost[u] {
+                    cost[u] = next;
+                    prev[u] = v;
+                    heap.push(Entry(next, u));
+                }
+            }
+        }
+        prev
+    }
+
+    /// The voxels from `from` up the tree to its root (both included).
+    pub fn path(prev: &[Voxel], from: Voxel) -> Vec<Voxel> {
+        let mut out = vec![from];
+        let mut v = from;
+        while let Some(&p) = prev.get(v) {
+            if p == usize::MAX || out.len() > prev.len() {
+                break;
+            }
+            out.push(p);
+            v = p;
+        }
+        out
+    }
+
+    /// Centroid of the cross-section through `p` perpendicular to `axis`: the solid voxels in a
+    /// one-voxel slab, connected to `p` within the slab and within `radius` of it. `p` itself
+    /// when no solid voxel is near.
+    pub fn section_centre(&self, p: Vec3, axis: Vec3, radius: f32) -> Vec3 {
+        self.section(p, axis, radius).0
+    }
+
+    /// [`Self::section_centre`] and the number of voxels in the section (its area, in voxels).
+    pub fn section(&self, p: Vec3, axis: Vec3, radius: f32) -> (Vec3, usize) {
+        let axis = axis.normalize_or(Vec3::Y);
+        let Some(start) = self.solid_near(p, 2) else {
+            return (p, 0);
+        };
+        let half = 0.9 * self.grid.size;
+        let mut seen = std::collections::HashSet::new();
+        let mut queue = VecDeque::from([start]);
+        seen.insert(start);
+        let (mut sum, mut count) = (Vec3::ZERO, 0usize);
+        while let Some(v) = queue.pop_front() {
+            let q = self.point(v);
+            sum += q;
+            count += 1;
+            for (u, _) in self.neighbours(v) {
+                if self.solid[u] && !seen.contains(&u) {
+                    let r = self.point(u) - p;
+                    if r.dot(axis).abs() <= half && r.length() <= radius {
+                        seen.insert(u);
+                        queue.push_back(u);
+                    }
+                }
+            }
+        }
+        if count == 0 {
+            (p, 0)
+        } else {
+            (sum / count as f32, count)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A closed box mesh.
+    fn cube(lo: Vec3, hi: Vec3) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+        let p = (0..8)
+            .map(|k| {
+                Vec3::new(
+                    if k & 1 == 0 { lo.x } else { hi.x },
+                    if k & 2 == 0 { lo.y } else { hi.y },
+                    if k & 4 == 0 { lo.z } else { hi.z },
+                )
+            })
+            .collect();
+        let t = vec![
+            [0, 2, 1],
+            [1, 2, 3],
+            [4, 5, 6],
+            [5, 7, 6],
+            [0, 1, 4],
+            [1, 5, 4],
+            [2, 6, 3],
+            [3, 6, 7],
+            [0, 4, 2],
+            [2, 4, 6],
+            [1, 3, 5],
+            [3, 7, 5],
+        ];
+        (p, t)
+    }
+
+    #[test]
+    fn depth_peaks_in_the_middle_and_paths_stay_central() {
+        let (p, t) = cube(Vec3::new(0.0, 0.0, 0.0), Vec3::new(4.0, 1.0, 1.0));
+        let vol = Volume::new(&p, &t, 40).unwrap();
+        let centre = vol.solid_near(Vec3::new(2.0, 0.5, 0.5), 0).unwrap();
+        let corner = vol.solid_near(Vec3::new(0.05, 0.05, 0.05), 1).unwrap();
+        assert!(vol.depth[centre] > 3.0 && vol.depth[corner] <= 1.5);
+        let end = vol.solid_near(Vec3::new(3.9, 0.5, 0.5), 0).unwrap();
+        let root = vol.solid_near(Vec3::new(0.1, 0.5, 0.5), 0).unwrap();
+        let prev = vol.medial_tree(root);
+        let path = Volume::path(&prev, end);
+        assert_eq!(path.last(), Some(&root));
+        for v in &path {
+            let q = vol.point(*v);
+            assert!((q.y - 0.5).abs() < 0.2 && (q.z - 0.5).abs() < 0.2, "{q}");
+        }
+        let c = vol.section_centre(Vec3::new(2.0, 0.2, 0.8), Vec3::X, 2.0);
+        assert!((c - Vec3::new(2.0, 0.5, 0.5)).abs().max_element() < 0.1, "{c}");
+    }
+}
