@@ -70,6 +70,16 @@ fn main() {
                 if let Ok(check) = rigml_rig::looks_humanoid(mesh) {
                     println!("    {:?}", check.orientation);
                 }
+                if dump.as_deref() == Some(id) {
+                    picture(
+                        Path::new(&format!("/tmp/righum/{id}.ppm")),
+                        &mesh.positions,
+                        centre,
+                        scale,
+                        &[],
+                        &gt.positions,
+                    );
+                }
                 continue;
             }
         };

@@ -6,6 +6,7 @@
 //! Fingers are not placed: the voxel solid this works on (128 voxels over the longest side) does
 //! not resolve separate fingers on any character of the data set, so none are assumed.
 
+mod hand;
 mod landmarks;
 mod template;
 mod volume;
@@ -60,8 +61,12 @@ fn to_character_frame(mesh: &Mesh, o: &Orientation) -> Result<(Vec<Vec3>, f32), 
     Ok((local.iter().map(|p| *p / height).collect(), height))
 }
 
+/// What [`analyse`] finds: the frame, the height, the mesh in the character frame at unit
+/// height, and the landmarks or why there are none.
+type Analysis = (Orientation, f32, Vec<Vec3>, Result<landmarks::Landmarks, String>);
+
 /// Landmarks of `mesh`, or why it is not a standing humanoid.
-fn analyse(mesh: &Mesh) -> Result<(Orientation, f32, Result<landmarks::Landmarks, String>), RigError> {
+fn analyse(mesh: &Mesh) -> Result<Analysis, RigError> {
     check_mesh(mesh)?;
     let o = orient::detect(&mesh.positions, &mesh.triangles)?;
     let (local, height) = to_character_frame(mesh, &o)?;
@@ -69,14 +74,14 @@ fn analyse(mesh: &Mesh) -> Result<(Orientation, f32, Result<landmarks::Landmarks
         return Err(RigError::Degenerate);
     };
     let found = landmarks::find(&vol).and_then(|l| template::check_proportions(&l).map(|()| l));
-    Ok((o, height, found))
+    Ok((o, height, local, found))
 }
 
 /// Decide whether `mesh` is a standing humanoid: two feet on the ground beside the mirror
 /// plane, arms reaching out from a vertical trunk, a head on top (see
 /// [`template::check_proportions`]). Errors only for meshes no placer can use.
 pub fn looks_humanoid(mesh: &Mesh) -> Result<HumanoidCheck, RigError> {
-    let (orientation, _, found) = analyse(mesh)?;
+    let (orientation, _, _, found) = analyse(mesh)?;
     Ok(HumanoidCheck {
         orientation,
         verdict: found.map(|_| ()),
@@ -89,15 +94,21 @@ impl SkeletonPlacer for Humanoid {
     }
 
     fn place(&self, mesh: &Mesh) -> Result<PlacedSkeleton, RigError> {
-        let (o, height, found) = analyse(mesh)?;
+        let (o, height, local, found) = analyse(mesh)?;
         let mut marks = found.map_err(|message| RigError::Placement {
             placer: self.name().into(),
             message: format!("not a standing humanoid: {message}"),
         })?;
-        if o.symmetry >= SYMMETRY_TOLERANCE {
+        let symmetric = o.symmetry >= SYMMETRY_TOLERANCE;
+        if symmetric {
             template::make_symmetric(&mut marks);
         }
-        let mut placed = template::build(&marks, self.end_sites);
+        let mut fingers =
+            [&marks.left, &marks.right].map(|s| hand::fingers(&local, &mesh.triangles, s.wrist, s.hand_tip));
+        if symmetric {
+            template::make_fingers_symmetric(&mut fingers);
+        }
+        let mut placed = template::build(&marks, self.end_sites, &fingers);
         for h in &mut placed.heads {
             *h = o.to_model(*h * height);
         }

@@ -43,38 +43,6 @@ pub(crate) struct Landmarks {
 /// Why landmarks could not be found (the shape is not a standing humanoid).
 pub(crate) type Refusal = String;
 
-/// The largest 26-connected group of solid voxels (floating props and separate hats are left
-/// out of the extremity search).
-fn main_body(vol: &Volume) -> Vec<bool> {
-    let n = vol.solid.len();
-    let mut label = vec![u32::MAX; n];
-    let mut best = (0usize, u32::MAX);
-    let mut next = 0u32;
-    let mut stack = Vec::new();
-    for s in 0..n {
-        if !vol.solid[s] || label[s] != u32::MAX {
-            continue;
-        }
-        label[s] = next;
-        stack.push(s);
-        let mut size = 0usize;
-        while let Some(v) = stack.pop() {
-            size += 1;
-            for (u, _) in vol.neighbours(v) {
-                if vol.solid[u] && label[u] == u32::MAX {
-                    label[u] = next;
-                    stack.push(u);
-                }
-            }
-        }
-        if size > best.0 {
-            best = (size, next);
-        }
-        next += 1;
-    }
-    label.iter().map(|&l| l == best.1).collect()
-}
-
 /// Cumulative arc length along a polyline.
 fn arc_lengths(points: &[Vec3]) -> Vec<f32> {
     let mut out = Vec::with_capacity(points.len());
@@ -110,7 +78,7 @@ fn direction_at(points: &[Vec3], lengths: &[f32], s: f32, w: f32) -> Vec3 {
 
 /// Find every landmark. `Err` says which part of a humanoid is missing.
 pub(crate) fn find(vol: &Volume) -> Result<Landmarks, Refusal> {
-    let body = main_body(vol);
+    let body = vol.main_body();
     let voxels: Vec<Voxel> = (0..vol.solid.len()).filter(|&v| body[v]).collect();
     let size = vol.grid.size;
     let point = |v: Voxel| vol.point(v);

@@ -1,6 +1,7 @@
 //! The standard humanoid skeleton: names, hierarchy, left/right mirroring of the landmarks and
 //! the proportion checks that tell a standing humanoid from other shapes.
 
+use super::hand::Finger;
 use super::landmarks::{Landmarks, Limbs};
 use crate::PlacedSkeleton;
 use glam::Vec3;
@@ -123,16 +124,51 @@ fn heads(m: &Landmarks) -> Vec<Vec3> {
     out
 }
 
-/// The placed skeleton in the character frame (forward = +z).
-pub(crate) fn build(m: &Landmarks, end_sites: bool) -> PlacedSkeleton {
+/// Index of `LeftHand` and `RightHand` in [`JOINT_NAMES`].
+const HANDS: [usize; 2] = [9, 13];
+
+/// When both hands have the same fingers, make them mirror images (left and right averaged);
+/// otherwise drop the fingers of both (a finger found on one side only is not trusted).
+pub(crate) fn make_fingers_symmetric(fingers: &mut [Vec<Finger>; 2]) {
+    let [left, right] = fingers;
+    let same = left.len() == right.len() && left.iter().zip(right.iter()).all(|(a, b)| a.name == b.name);
+    if !same {
+        left.clear();
+        right.clear();
+        return;
+    }
+    for (a, b) in left.iter_mut().zip(right.iter_mut()) {
+        for k in 0..3 {
+            let avg = 0.5 * (a.joints[k] + mirror(b.joints[k]));
+            a.joints[k] = avg;
+            b.joints[k] = mirror(avg);
+        }
+    }
+}
+
+/// The placed skeleton in the character frame (forward = +z): the core joints, the end sites
+/// when asked for, then each hand's fingers (`LeftHandIndex1`..`3`, ...).
+pub(crate) fn build(m: &Landmarks, end_sites: bool, fingers: &[Vec<Finger>; 2]) -> PlacedSkeleton {
     let count = if end_sites { PARENTS.len() } else { CORE };
     let all = heads(m);
-    PlacedSkeleton {
+    let mut placed = PlacedSkeleton {
         names: JOINT_NAMES[..count].iter().map(|s| s.to_string()).collect(),
         parents: PARENTS[..count].to_vec(),
         heads: all[..count].to_vec(),
         forward: Vec3::Z,
+    };
+    for ((side, hand), list) in ["Left", "Right"].iter().zip(HANDS).zip(fingers) {
+        for finger in list {
+            let mut parent = hand;
+            for (k, head) in finger.joints.iter().enumerate() {
+                placed.names.push(format!("{side}Hand{}{}", finger.name, k + 1));
+                placed.parents.push(Some(parent));
+                placed.heads.push(*head);
+                parent = placed.heads.len() - 1;
+            }
+        }
     }
+    placed
 }
 
 /// Refuse landmarks that do not make a standing humanoid: the trunk must rise from the hips to

@@ -10,6 +10,9 @@ use rigml_geom::{Cell, VoxelGrid};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
+/// Most voxels the solid is grown by to join parts separated by gaps.
+const MAX_BRIDGE: usize = 4;
+
 /// A voxel index into [`Volume`]'s grid.
 pub(crate) type Voxel = usize;
 
@@ -70,6 +73,7 @@ impl Volume {
             depth: Vec::new(),
             steps,
         };
+        volume.bridge_gaps();
         volume.depth = volume.distance_to_outside();
         Some(volume)
     }
@@ -109,6 +113,77 @@ impl Volume {
         d
     }
 
+    /// The largest 26-connected group of solid voxels (floating props and separate hats are left
+    /// out of the extremity search).
+    pub fn main_body(&self) -> Vec<bool> {
+        let n = self.solid.len();
+        let mut label = vec![u32::MAX; n];
+        let mut best = (0usize, u32::MAX);
+        let mut next = 0u32;
+        let mut stack = Vec::new();
+        for s in 0..n {
+            if !self.solid[s] || label[s] != u32::MAX {
+                continue;
+            }
+            label[s] = next;
+            stack.push(s);
+            let mut size = 0usize;
+            while let Some(v) = stack.pop() {
+                size += 1;
+                for (u, _) in self.neighbours(v) {
+                    if self.solid[u] && label[u] == u32::MAX {
+                        label[u] = next;
+                        stack.push(u);
+                    }
+                }
+            }
+            if size > best.0 {
+                best = (size, next);
+            }
+            next += 1;
+        }
+        label.iter().map(|&l| l == best.1).collect()
+    }
+
+    /// Grow the solid by one voxel (never into the padding layer).
+    fn dilate(&mut self) {
+        let [nx, ny, nz] = self.grid.dims;
+        let mut grown = self.solid.clone();
+        for v in 0..self.solid.len() {
+            if !self.solid[v] {
+                continue;
+            }
+            for (u, _) in self.neighbours(v) {
+                let [x, y, z] = self.grid.coords(u);
+                if x > 0 && y > 0 && z > 0 && x + 1 < nx && y + 1 < ny && z + 1 < nz {
+                    grown[u] = true;
+                }
+            }
+        }
+        self.solid = grown;
+    }
+
+    /// Join parts separated by small gaps (mechs built of rigid pieces, feet floating under the
+    /// legs): while the largest connected piece spans less than 90 % of the solid's height,
+    /// grow the solid by a voxel, at most [`MAX_BRIDGE`] times.
+    fn bridge_gaps(&mut self) {
+        let span = |grid: &VoxelGrid, mask: &[bool]| {
+            let ys = mask
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| **m)
+                .map(|(v, _)| grid.coords(v)[1]);
+            let (lo, hi) = ys.fold((usize::MAX, 0), |(lo, hi), y| (lo.min(y), hi.max(y)));
+            hi.saturating_sub(lo)
+        };
+        for _ in 0..MAX_BRIDGE {
+            let body = self.main_body();
+            if span(&self.grid, &body) as f32 >= 0.9 * span(&self.grid, &self.solid) as f32 {
+                return;
+            }
+            self.dilate();
+        }
+    }
     /// Centre of a voxel in the character frame.
     pub fn point(&self, v: Voxel) -> Vec3 {
         self.grid.center(self.grid.coords(v))
