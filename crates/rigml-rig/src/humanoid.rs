@@ -73,7 +73,8 @@ fn analyse(mesh: &Mesh) -> Result<Analysis, RigError> {
     let Some(vol) = volume::Volume::new(&local, &mesh.triangles, RESOLUTION) else {
         return Err(RigError::Degenerate);
     };
-    let found = landmarks::find(&vol).and_then(|l| template::check_proportions(&l).map(|()| l));
+    let found = landmarks::find(&vol, o.symmetry >= SYMMETRY_TOLERANCE)
+        .and_then(|l| template::check_proportions(&l).map(|()| l));
     Ok((o, height, local, found))
 }
 

@@ -43,9 +43,9 @@ fn val_and_train_humanoids_are_placed_close_to_the_artists_joints() {
     // counts: 22 body joints, plus a thumb and a fused-finger chain (3 joints each) on each hand
     // where the hand has a separate thumb (Mannequiny), no fingers on mitten hands.
     for (id, bound, joints) in [
-        ("godot-mannequiny", 0.018, 34),
-        ("khronos-riggedfigure", 0.042, 22),
-        ("kaykit-mannequin-large", 0.038, 22),
+        ("godot-mannequiny", 0.022, 34),
+        ("khronos-riggedfigure", 0.037, 22),
+        ("kaykit2-rogue-fbx", 0.03, 22),
     ] {
         let (placed, s) = place_and_score(id);
         assert!(s.cd_j2j <= bound, "{id}: CD-J2J {} above {bound}", s.cd_j2j);

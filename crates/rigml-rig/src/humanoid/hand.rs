@@ -140,8 +140,14 @@ pub(crate) fn fingers(positions: &[Vec3], triangles: &[[u32; 3]], wrist: Vec3, t
         s += step;
     }
     // The level where the hand splits into the most branches (four or five fingers).
-    let best = levels
-        .iter()
+    // Branches count only where the section before or after has as many (not noise).
+    let steady = |k: usize| {
+        let n = levels[k].1.len();
+        (k > 0 && levels[k - 1].1.len() == n) || levels.get(k + 1).is_some_and(|l| l.1.len() == n)
+    };
+    let best = (0..levels.len())
+        .filter(|&k| steady(k))
+        .map(|k| &levels[k])
         .filter(|(s, g)| *s >= 0.4 * length && (4..=5).contains(&g.len()))
         .fold(None::<&(f32, Vec<Vec<usize>>)>, |b, l| match b {
             Some(b) if b.1.len() >= l.1.len() => Some(b),
@@ -187,12 +193,29 @@ pub(crate) fn fingers(positions: &[Vec3], triangles: &[[u32; 3]], wrist: Vec3, t
     groups.sort_by(|a, b| hand.centroid(b).z.total_cmp(&hand.centroid(a).z));
     let names: &[&str] = if groups.len() == 5 { &FIVE } else { &FOUR };
     let merge = merge_level(&hand, level, groups.len(), length);
+    let ends: Vec<Vec3> = groups
+        .iter()
+        .map(|g| far_end(&hand, &beyond, g, hand.centroid(g), length))
+        .collect();
+    // Fingers run along the hand out to its tip; at least three branches must (a thumb may
+    // not). Pieces of a hollow shell cut by the section do neither.
+    let reaching = groups
+        .iter()
+        .zip(&ends)
+        .filter(|(g, e)| {
+            let along = (**e - hand.centroid(g)).normalize_or_zero().dot(hand.axis);
+            (**e - hand.wrist).dot(hand.axis) >= 0.85 * length && along >= 0.6
+        })
+        .count();
+    if reaching < 3 {
+        return Vec::new();
+    }
     groups
         .iter()
         .zip(names)
-        .map(|(g, name)| {
+        .zip(ends)
+        .map(|((g, name), far)| {
             let centre = hand.centroid(g);
-            let far = far_end(&hand, &beyond, g, centre, length);
             let dir = (far - centre).normalize_or(hand.axis);
             let base = centre - dir * (level - merge).max(0.0);
             let span = far - base;

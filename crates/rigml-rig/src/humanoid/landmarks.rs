@@ -77,7 +77,9 @@ fn direction_at(points: &[Vec3], lengths: &[f32], s: f32, w: f32) -> Vec3 {
 }
 
 /// Find every landmark. `Err` says which part of a humanoid is missing.
-pub(crate) fn find(vol: &Volume) -> Result<Landmarks, Refusal> {
+/// `symmetric`: the mesh mirrors itself across x = 0, so a limb that cannot be read on one
+/// side (a prop in the hand, a strap under the arm) is taken from the other side, mirrored.
+pub(crate) fn find(vol: &Volume, symmetric: bool) -> Result<Landmarks, Refusal> {
     let body = vol.main_body();
     let voxels: Vec<Voxel> = (0..vol.solid.len()).filter(|&v| body[v]).collect();
     let size = vol.grid.size;
@@ -98,14 +100,27 @@ pub(crate) fn find(vol: &Volume) -> Result<Landmarks, Refusal> {
     let toe_r = toe(-1.0).ok_or("no right foot on the ground")?;
 
     let tree = vol.medial_tree(head_top);
-    let path = |v: Voxel| -> Vec<Vec3> { Volume::path(&tree, v).iter().map(|&u| point(u)).collect() };
-    let (lf, rf, lh, rh) = (path(toe_l), path(toe_r), path(hand_l), path(hand_r));
+    let (lf, rf, lh, rh) = (tree.path(toe_l), tree.path(toe_r), tree.path(hand_l), tree.path(hand_r));
     let crotch = crotch(vol, &lf, &rf).ok_or("the legs never join")?;
     let leg_l = leg(vol, up_to(&lf, crotch), crotch)?;
     let leg_r = leg(vol, up_to(&rf, crotch), crotch)?;
-    let arm_l = arm(vol, &lh, 1.0)?;
-    let arm_r = arm(vol, &rh, -1.0)?;
-    let spine_path = path(head_top_below(vol, crotch, &lf, &rf));
+    let arm_ok = |a: Result<Arm, Refusal>| {
+        a.and_then(|a| {
+            let length = a.1.distance(a.2) + a.2.distance(a.3);
+            if length < MIN_ARM {
+                Err(format!("an arm is too short ({length:.2} of the height)"))
+            } else {
+                Ok(a)
+            }
+        })
+    };
+    let (arm_l, arm_r) = match (arm_ok(arm(vol, &lh, 1.0)), arm_ok(arm(vol, &rh, -1.0))) {
+        (Ok(l), Ok(r)) => (l, r),
+        (Ok(l), Err(_)) if symmetric => (l, mirror_arm(l)),
+        (Err(_), Ok(r)) if symmetric => (mirror_arm(r), r),
+        (Err(e), _) | (_, Err(e)) => return Err(e),
+    };
+    let spine_path = tree.path(head_top_below(vol, crotch, &lf, &rf));
 
     // Spine: from the hips (between the upper legs) up to the neck.
     let spine_points = spine_path;
@@ -249,18 +264,23 @@ fn arm(vol: &Volume, points: &[Vec3], side: f32) -> Result<Arm, Refusal> {
         .iter()
         .map(|p| p.y - vol.solid_near(*p, 1).map_or(0.0, |v| vol.run_down(v)))
         .collect();
-    let drop = (3.0 * size).max(0.02);
     let all_lengths = arc_lengths(&points[..inside]);
     let past_hand = all_lengths.partition_point(|&l| l < HAND_LENGTH + 0.02).max(1);
-    let entry_k = (past_hand..underside.len())
+    // The trunk: the first big drop (6 % of the height within four steps); the armpit: where
+    // the steep descent into it starts (more than a voxel lower per step).
+    let big = (past_hand..underside.len())
         .find(|&k| {
             let before = underside[k.saturating_sub(4)..k]
                 .iter()
                 .copied()
                 .fold(f32::MIN, f32::max);
-            underside[k] < before - drop
+            underside[k] < before - 0.06
         })
         .ok_or("no shoulder: the arm never meets the trunk")?;
+    let mut entry_k = big;
+    while entry_k > past_hand && underside[entry_k - 1] > underside[entry_k] + size {
+        entry_k -= 1;
+    }
     if entry_k < 4 {
         return Err("an arm is too short".into());
     }
@@ -295,6 +315,15 @@ fn arm(vol: &Volume, points: &[Vec3], side: f32) -> Result<Arm, Refusal> {
     let upper = section(total).0;
     let elbow = section(0.5 * (wrist_s + total)).0;
     Ok((points[0], upper, elbow, wrist))
+}
+
+/// Shortest arm (shoulder to wrist, share of the height) taken as an arm.
+pub(crate) const MIN_ARM: f32 = 0.08;
+
+/// The same arm on the other side.
+fn mirror_arm(a: Arm) -> Arm {
+    let m = |p: Vec3| Vec3::new(-p.x, p.y, p.z);
+    (m(a.0), m(a.1), m(a.2), m(a.3))
 }
 
 /// Typical hand length (wrist to finger tip) as a share of the height.

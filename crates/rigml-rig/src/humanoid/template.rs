@@ -189,7 +189,7 @@ pub(crate) fn check_proportions(m: &Landmarks) -> Result<(), String> {
             return Err(format!("the {side} leg is too short ({leg:.2} of the height)"));
         }
         let arm = s.upper_arm.distance(s.elbow) + s.elbow.distance(s.wrist);
-        if arm < 0.08 {
+        if arm < super::landmarks::MIN_ARM {
             return Err(format!("the {side} arm is too short ({arm:.2} of the height)"));
         }
         if s.upper_arm.y < m.hips.y || s.upper_arm.y > m.head_top.y {

@@ -27,6 +27,35 @@ pub(crate) struct Volume {
     steps: Vec<(isize, f32)>,
 }
 
+/// Shortest-path tree over the half-resolution solid (see [`Volume::medial_tree`]).
+pub(crate) struct MedialTree<'a> {
+    volume: &'a Volume,
+    dims: [usize; 3],
+    cost: Vec<f32>,
+    prev: Vec<usize>,
+}
+
+impl MedialTree<'_> {
+    /// The path from voxel `end` (its exact centre first) to the root; just `end` when it is
+    /// not connected to the root.
+    pub fn path(&self, end: Voxel) -> Vec<Vec3> {
+        let vol = self.volume;
+        let dims = self.dims;
+        let [x, y, z] = vol.grid.coords(end).map(|c| c / 2);
+        let mut v = (z * dims[1] + y) * dims[0] + x;
+        let mut out = vec![vol.point(end)];
+        if self.cost.get(v).is_some_and(|c| c.is_finite()) {
+            while v != usize::MAX && out.len() <= self.prev.len() {
+                let q = [v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1])];
+                let corner = Vec3::new(q[0] as f32, q[1] as f32, q[2] as f32) * 2.0 * vol.grid.size;
+                out.push(vol.grid.origin + corner + vol.grid.size);
+                v = self.prev[v];
+            }
+        }
+        out
+    }
+}
+
 /// Order for the Dijkstra heap: smallest cost first.
 #[derive(PartialEq)]
 struct Entry(f32, Voxel);
@@ -255,28 +284,44 @@ impl Volume {
         best.map(|(_, i)| i)
     }
 
-    /// Shortest-path tree over solid voxels from `root`; a step costs its length divided by the
-    /// square of the depth it enters, so paths keep to the middle of the limbs (a curve
-    /// skeleton). Returns each voxel's predecessor (`usize::MAX`: unreached or the root).
-    pub fn medial_tree(&self, root: Voxel) -> Vec<Voxel> {
-        let n = self.solid.len();
+    /// The tree of curve-skeleton paths to `root` ([`MedialTree::path`]): shortest paths over the solid where a
+    /// step costs its length divided by the square of the depth it enters, so they keep to the
+    /// middle of the limbs. The search runs on the solid at half resolution (2x2x2 blocks, the
+    /// deepest voxel's depth): eight times fewer nodes.
+    pub fn medial_tree(&self, root: Voxel) -> MedialTree<'_> {
+        let dims = self.grid.dims.map(|n| n.div_ceil(2));
+        let index = |c: [usize; 3]| (c[2] * dims[1] + c[1]) * dims[0] + c[0];
+        let coarse_of = |v: Voxel| index(self.grid.coords(v).map(|x| x / 2));
+        let n = dims[0] * dims[1] * dims[2];
+        let mut depth = vec![0.0f32; n];
+        for v in (0..self.solid.len()).filter(|&v| self.solid[v]) {
+            let c = coarse_of(v);
+            depth[c] = depth[c].max(0.5 * self.depth[v]);
+        }
         let mut cost = vec![f32::INFINITY; n];
         let mut prev = vec![usize::MAX; n];
         let mut heap = BinaryHeap::new();
-        if root < n && self.solid[root] {
-            cost[root] = 0.0;
-            heap.push(Entry(0.0, root));
+        let start = coarse_of(root);
+        if depth.get(start).is_some_and(|d| *d > 0.0) {
+            cost[start] = 0.0;
+            heap.push(Entry(0.0, start));
         }
         while let Some(Entry(c, v)) = heap.pop() {
             if c > cost[v] {
                 continue;
             }
-            for (u, len) in self.neighbours(v) {
-                if !self.solid[u] {
+            let q = [v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1])];
+            for k in 0..27 {
+                let d = [k % 3, (k / 3) % 3, k / 9];
+                if k == 13 || (0..3).any(|a| q[a] + d[a] == 0 || q[a] + d[a] > dims[a]) {
                     continue;
                 }
-                let d = self.depth[u].max(1.0);
-                let next = c + len / (d * d);
+                let u = index([0, 1, 2].map(|a| q[a] + d[a] - 1));
+                if depth[u] <= 0.0 {
+                    continue;
+                }
+                let len = ((0..3).filter(|&a| d[a] != 1).count() as f32).sqrt();
+                let next = c + len / (depth[u] * depth[u]).max(0.25);
                 if next < cost[u] {
                     cost[u] = next;
                     prev[u] = v;
@@ -284,21 +329,12 @@ impl Volume {
                 }
             }
         }
-        prev
-    }
-
-    /// The voxels from `from` up the tree to its root (both included).
-    pub fn path(prev: &[Voxel], from: Voxel) -> Vec<Voxel> {
-        let mut out = vec![from];
-        let mut v = from;
-        while let Some(&p) = prev.get(v) {
-            if p == usize::MAX || out.len() > prev.len() {
-                break;
-            }
-            out.push(p);
-            v = p;
+        MedialTree {
+            volume: self,
+            dims,
+            cost,
+            prev,
         }
-        out
     }
 
     /// Centroid of the cross-section through `p` perpendicular to `axis`: the solid voxels in a
@@ -382,11 +418,10 @@ mod tests {
         assert!(vol.depth[centre] > 3.0 && vol.depth[corner] <= 1.5);
         let end = vol.solid_near(Vec3::new(3.9, 0.5, 0.5), 0).unwrap();
         let root = vol.solid_near(Vec3::new(0.1, 0.5, 0.5), 0).unwrap();
-        let prev = vol.medial_tree(root);
-        let path = Volume::path(&prev, end);
-        assert_eq!(path.last(), Some(&root));
-        for v in &path {
-            let q = vol.point(*v);
+        let path = vol.medial_tree(root).path(end);
+        assert!(path.last().unwrap().distance(vol.point(root)) < 0.2);
+        assert!(path[0] == vol.point(end) && path.len() > 10);
+        for q in path {
             assert!((q.y - 0.5).abs() < 0.2 && (q.z - 0.5).abs() < 0.2, "{q}");
         }
         let c = vol.section_centre(Vec3::new(2.0, 0.2, 0.8), Vec3::X, 2.0);
