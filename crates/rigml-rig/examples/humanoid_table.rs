@@ -41,7 +41,9 @@ fn main() {
         let f: Vec<&str> = line.split('\t').collect();
         let get = |c: usize| f.get(c).copied().unwrap_or("");
         let cat = get(notes_c).rsplit("cat=").next().unwrap_or("");
-        if get(kind_c) != "character" || !splits.iter().any(|s| s == get(split_c)) || !cat.contains("humanoid") {
+        let others = args.iter().any(|a| a == "--non-humanoids");
+        if get(kind_c) != "character" || !splits.iter().any(|s| s == get(split_c)) || cat.contains("humanoid") == others
+        {
             continue;
         }
         let id = get(id_c);

@@ -171,9 +171,10 @@ pub(crate) fn build(m: &Landmarks, end_sites: bool, fingers: &[Vec<Finger>; 2]) 
     placed
 }
 
-/// Refuse landmarks that do not make a standing humanoid: the trunk must rise from the hips to
-/// the head, the legs reach the ground below the hips, the arms leave the trunk above the
-/// hips, and the limbs be long enough. Heights are in units of the character's height.
+/// Refuse landmarks that do not make a standing humanoid in a rest pose: the trunk must rise
+/// from the hips to the head, the legs reach the ground below the hips with the feet under
+/// them, the arms leave the trunk above the hips without the hands raised, and the limbs be
+/// long enough. Heights are in units of the character's height.
 pub(crate) fn check_proportions(m: &Landmarks) -> Result<(), String> {
     let trunk = m.head - m.hips;
     if trunk.y < 0.1 || trunk.y < 2.0 * Vec3::new(trunk.x, 0.0, trunk.z).length() {
@@ -191,6 +192,14 @@ pub(crate) fn check_proportions(m: &Landmarks) -> Result<(), String> {
         let arm = s.upper_arm.distance(s.elbow) + s.elbow.distance(s.wrist);
         if arm < super::landmarks::MIN_ARM {
             return Err(format!("the {side} arm is too short ({arm:.2} of the height)"));
+        }
+        // Rest poses: feet under the hips (not splayed like a spider's legs), hands not raised
+        // above the shoulders.
+        if (s.ankle.x - s.upper_leg.x).abs() > 0.3 * leg {
+            return Err(format!("the {side} foot is not under the hip"));
+        }
+        if s.wrist.y > s.upper_arm.y + 0.25 * arm {
+            return Err(format!("the {side} hand is raised above the shoulder"));
         }
         if s.upper_arm.y < m.hips.y || s.upper_arm.y > m.head_top.y {
             return Err(format!("the {side} arm does not leave the trunk between hips and head"));
