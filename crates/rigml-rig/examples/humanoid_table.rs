@@ -33,8 +33,8 @@ fn main() {
     let col = |name: &str| header.iter().position(|h| *h == name).expect("column");
     let (id_c, kind_c, split_c, path_c, notes_c) = (col("id"), col("kind"), col("split"), col("path"), col("notes"));
     println!(
-        "{:42} {:5} {:>6} {:>7} {:>7} {:>7} {:>5} {:>5} {:>8}",
-        "asset", "split", "verts", "J2J", "J2B", "B2B", "Jpr", "Jgt", "place_ms"
+        "{:42} {:5} {:>6} {:>7} {:>7} {:>7} {:>5} {:>5} {:>8} {:>5}",
+        "asset", "split", "verts", "J2J", "J2B", "B2B", "Jpr", "Jgt", "place_ms", "maps"
     );
     let mut sums = std::collections::BTreeMap::<String, (f64, usize)>::new();
     for line in lines {
@@ -90,8 +90,13 @@ fn main() {
             parents: placed.parents.clone(),
         };
         let s = score(&pred, &gt).expect("non-empty");
+        let maps = placed
+            .to_skeleton()
+            .ok()
+            .and_then(|k| rigml_anim::humanoid::map_humanoid(&k).ok())
+            .is_some();
         println!(
-            "{id:42} {:5} {:>6} {:7.4} {:7.4} {:7.4} {:>5} {:>5} {:8.1}",
+            "{id:42} {:5} {:>6} {:7.4} {:7.4} {:7.4} {:>5} {:>5} {:8.1} {:>5}",
             get(split_c),
             mesh.positions.len(),
             s.cd_j2j,
@@ -99,17 +104,32 @@ fn main() {
             s.cd_b2b.unwrap_or(f64::NAN),
             pred.positions.len(),
             gt.positions.len(),
-            ms
+            ms,
+            if maps { "yes" } else { "NO" }
         );
         let e = sums.entry(get(split_c).to_string()).or_default();
         e.0 += s.cd_j2j;
         e.1 += 1;
         if dump.as_deref() == Some(id) {
+            let nearest =
+                |p: &glam::Vec3, set: &[glam::Vec3]| set.iter().map(|q| q.distance(*p)).fold(f32::MAX, f32::min);
             for (n, p) in placed.names.iter().zip(&pred.positions) {
-                println!("  pred {n:20} {:7.3} {:7.3} {:7.3}", p.x, p.y, p.z);
+                println!(
+                    "  pred {n:20} {:7.3} {:7.3} {:7.3}  nearest gt {:.3}",
+                    p.x,
+                    p.y,
+                    p.z,
+                    nearest(p, &gt.positions)
+                );
             }
             for (n, p) in character.skeleton.names.iter().zip(&gt.positions) {
-                println!("  gt   {n:20} {:7.3} {:7.3} {:7.3}", p.x, p.y, p.z);
+                println!(
+                    "  gt   {n:20} {:7.3} {:7.3} {:7.3}  nearest pred {:.3}",
+                    p.x,
+                    p.y,
+                    p.z,
+                    nearest(p, &pred.positions)
+                );
             }
             picture(
                 Path::new(&format!("/tmp/righum/{id}.ppm")),

@@ -77,6 +77,7 @@ fn direction_at(points: &[Vec3], lengths: &[f32], s: f32, w: f32) -> Vec3 {
 }
 
 /// Find every landmark. `Err` says which part of a humanoid is missing.
+///
 /// `symmetric`: the mesh mirrors itself across x = 0, so a limb that cannot be read on one
 /// side (a prop in the hand, a strap under the arm) is taken from the other side, mirrored.
 pub(crate) fn find(vol: &Volume, symmetric: bool) -> Result<Landmarks, Refusal> {
@@ -120,10 +121,8 @@ pub(crate) fn find(vol: &Volume, symmetric: bool) -> Result<Landmarks, Refusal> 
         (Err(_), Ok(r)) if symmetric => (mirror_arm(r), r),
         (Err(e), _) | (_, Err(e)) => return Err(e),
     };
-    let spine_path = tree.path(head_top_below(vol, crotch, &lf, &rf));
-
     // Spine: from the hips (between the upper legs) up to the neck.
-    let spine_points = spine_path;
+    let spine_points = tree.path(spine_root(vol, crotch, &lf, &rf));
     let at_height = |y: f32| -> Vec3 {
         spine_points
             .iter()
@@ -148,7 +147,7 @@ pub(crate) fn find(vol: &Volume, symmetric: bool) -> Result<Landmarks, Refusal> 
         .map_or(shoulder_y + 0.25 * (top.y - shoulder_y), |(_, y)| y);
     let neck_y = shoulder_y + 0.5 * (head_y - shoulder_y).max(0.0);
     let spine = [0.25, 0.5, 0.75].map(|t| centre(hips_y + t * (neck_y - hips_y)));
-    let (l, r) = (limbs(arm_l, leg_l, neck_y), limbs(arm_r, leg_r, neck_y));
+    let (l, r) = (limbs(arm_l, leg_l), limbs(arm_r, leg_r));
     Ok(Landmarks {
         hips: centre(hips_y),
         spine,
@@ -185,8 +184,9 @@ fn up_to(path: &[Vec3], y: f32) -> &[Vec3] {
     &path[..end.max(1)]
 }
 
-/// A solid voxel on the mirror plane at the crotch, to run the spine path from.
-fn head_top_below(vol: &Volume, crotch: f32, left: &[Vec3], right: &[Vec3]) -> Voxel {
+/// A solid voxel on the mirror plane just above the crotch: the spine path runs from it to the
+/// head top.
+fn spine_root(vol: &Volume, crotch: f32, left: &[Vec3], right: &[Vec3]) -> Voxel {
     let z = 0.5 * (up_to(left, crotch).last().map_or(0.0, |p| p.z) + up_to(right, crotch).last().map_or(0.0, |p| p.z));
     vol.solid_near(Vec3::new(0.0, crotch + vol.grid.size, z), 3)
         .unwrap_or(0)
@@ -197,7 +197,8 @@ type Leg = (Vec3, Vec3, Vec3, Vec3, Vec3);
 /// Arm joints: (hand tip, upper arm, elbow, wrist).
 type Arm = (Vec3, Vec3, Vec3, Vec3);
 
-fn limbs(arm: Arm, leg: Leg, _neck_y: f32) -> Limbs {
+/// One side's joints; the clavicle starts a third of the way out from the spine.
+fn limbs(arm: Arm, leg: Leg) -> Limbs {
     let (hand_tip, upper_arm, elbow, wrist) = arm;
     Limbs {
         clavicle: Vec3::new(0.35 * upper_arm.x, upper_arm.y, upper_arm.z),
@@ -311,7 +312,7 @@ fn arm(vol: &Volume, points: &[Vec3], side: f32) -> Result<Arm, Refusal> {
         .enumerate()
         .min_by(|a, b| a.1.distance(wrist).total_cmp(&b.1.distance(wrist)))
         .map_or(0, |(k, _)| k)];
-    let total = lengths[entry_k.saturating_sub(4)] + 0.5 * radius;
+    let total = lengths[entry_k] + 0.5 * radius;
     let upper = section(total).0;
     let elbow = section(0.5 * (wrist_s + total)).0;
     Ok((points[0], upper, elbow, wrist))
