@@ -291,3 +291,71 @@ fn merge_level(hand: &HandGrid, level: f32, count: usize, length: f32) -> f32 {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Closed boxes as one triangle soup.
+    fn boxes(list: &[(Vec3, Vec3)]) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+        let mut p = Vec::new();
+        let mut t = Vec::new();
+        for (lo, hi) in list {
+            let base = p.len() as u32;
+            p.extend((0..8).map(|k| {
+                Vec3::new(
+                    if k & 1 == 0 { lo.x } else { hi.x },
+                    if k & 2 == 0 { lo.y } else { hi.y },
+                    if k & 4 == 0 { lo.z } else { hi.z },
+                )
+            }));
+            for f in [
+                [0, 2, 1],
+                [1, 2, 3],
+                [4, 5, 6],
+                [5, 7, 6],
+                [0, 1, 4],
+                [1, 5, 4],
+                [2, 6, 3],
+                [3, 6, 7],
+                [0, 4, 2],
+                [2, 4, 6],
+                [1, 3, 5],
+                [3, 7, 5],
+            ] {
+                t.push(f.map(|i| base + i));
+            }
+        }
+        (p, t)
+    }
+
+    /// A left hand pointing +x, palm down: a palm and `fingers` parallel fingers along x, spread
+    /// along z (front first).
+    fn hand(fingers: usize) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+        let mut list = vec![(Vec3::new(0.0, -0.01, -0.04), Vec3::new(0.05, 0.01, 0.04))];
+        for k in 0..fingers {
+            let z = 0.03 - 0.06 * k as f32 / (fingers.max(2) - 1) as f32;
+            list.push((Vec3::new(0.05, -0.004, z - 0.004), Vec3::new(0.1, 0.004, z + 0.004)));
+        }
+        boxes(&list)
+    }
+
+    #[test]
+    fn separate_fingers_get_chains_and_a_mitten_gets_none() {
+        let (p, t) = hand(5);
+        let found = fingers(&p, &t, Vec3::ZERO, Vec3::new(0.1, 0.0, 0.0));
+        let names: Vec<&str> = found.iter().map(|f| f.name).collect();
+        assert_eq!(names, FIVE, "front-most finger is the thumb");
+        for f in &found {
+            // Knuckle near the palm's edge, then along the finger.
+            assert!((f.joints[0].x - 0.05).abs() < 0.015, "{f:?}");
+            assert!(f.joints[0].x < f.joints[1].x && f.joints[1].x < f.joints[2].x, "{f:?}");
+        }
+        assert!(found[0].joints[0].z > found[4].joints[0].z);
+        let (p, t) = hand(0);
+        let mitten: Vec<(Vec3, Vec3)> = vec![(Vec3::new(0.0, -0.01, -0.04), Vec3::new(0.1, 0.01, 0.04))];
+        let (mp, mt) = boxes(&mitten);
+        assert!(fingers(&mp, &mt, Vec3::ZERO, Vec3::new(0.1, 0.0, 0.0)).is_empty());
+        assert!(fingers(&p, &t, Vec3::ZERO, Vec3::ZERO).is_empty(), "no hand axis");
+    }
+}

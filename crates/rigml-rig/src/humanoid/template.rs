@@ -210,3 +210,88 @@ pub(crate) fn check_proportions(m: &Landmarks) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A T-pose figure of unit height (y from -0.5 to 0.5), left side at +x.
+    fn figure() -> Landmarks {
+        let side = |s: f32| Limbs {
+            clavicle: Vec3::new(0.03 * s, 0.25, 0.0),
+            upper_arm: Vec3::new(0.09 * s, 0.25, 0.0),
+            elbow: Vec3::new(0.24 * s, 0.25, 0.0),
+            wrist: Vec3::new(0.38 * s, 0.25, 0.0),
+            hand_tip: Vec3::new(0.46 * s, 0.25, 0.0),
+            upper_leg: Vec3::new(0.06 * s, 0.0, 0.0),
+            knee: Vec3::new(0.07 * s, -0.23, 0.01),
+            ankle: Vec3::new(0.08 * s, -0.45, -0.02),
+            toe_base: Vec3::new(0.08 * s, -0.49, 0.04),
+            toe_tip: Vec3::new(0.08 * s, -0.5, 0.09),
+        };
+        Landmarks {
+            hips: Vec3::ZERO,
+            spine: [0.07, 0.14, 0.21].map(|y| Vec3::new(0.0, y, 0.0)),
+            neck: Vec3::new(0.0, 0.29, 0.0),
+            head: Vec3::new(0.0, 0.33, 0.0),
+            head_top: Vec3::new(0.0, 0.5, 0.0),
+            left: side(1.0),
+            right: side(-1.0),
+        }
+    }
+
+    #[test]
+    fn standing_figures_pass_and_other_shapes_are_refused() {
+        assert_eq!(check_proportions(&figure()), Ok(()));
+        let mut lying = figure();
+        lying.head = Vec3::new(0.0, 0.02, 0.3);
+        assert!(check_proportions(&lying).unwrap_err().contains("trunk"));
+        let mut spider = figure();
+        spider.left.ankle.x = 0.3;
+        assert!(check_proportions(&spider).unwrap_err().contains("foot"));
+        let mut raised = figure();
+        raised.left.wrist.y = 0.45;
+        assert!(check_proportions(&raised).unwrap_err().contains("raised"));
+        let mut crossed = figure();
+        crossed.left.upper_leg.x = -0.1;
+        assert!(check_proportions(&crossed).is_err());
+    }
+
+    #[test]
+    fn symmetric_landmarks_mirror_and_the_skeleton_is_well_formed() {
+        let mut m = figure();
+        m.left.elbow.y += 0.02;
+        m.hips.x = 0.01;
+        make_symmetric(&mut m);
+        assert_eq!(m.left.elbow, mirror(m.right.elbow));
+        assert!((m.left.elbow.y - 0.26).abs() < 1e-6 && m.hips.x == 0.0);
+        let finger = Finger {
+            name: "Index",
+            joints: [
+                Vec3::new(0.4, 0.25, 0.0),
+                Vec3::new(0.42, 0.25, 0.0),
+                Vec3::new(0.44, 0.25, 0.0),
+            ],
+        };
+        let mut fingers = [vec![finger], vec![]];
+        make_fingers_symmetric(&mut fingers);
+        assert!(
+            fingers.iter().all(Vec::is_empty),
+            "a finger on one side only is dropped"
+        );
+        let mirrored = Finger {
+            joints: finger.joints.map(mirror),
+            ..finger
+        };
+        let mut fingers = [vec![finger], vec![mirrored]];
+        make_fingers_symmetric(&mut fingers);
+        let placed = build(&m, true, &fingers);
+        placed.validate().unwrap();
+        assert_eq!(placed.len(), JOINT_NAMES.len() + 6);
+        let at = |name: &str| placed.names.iter().position(|n| n == name).unwrap();
+        assert_eq!(placed.parents[at("LeftHandIndex1")], Some(at("LeftHand")));
+        assert_eq!(placed.parents[at("RightHandIndex3")], Some(at("RightHandIndex2")));
+        assert_eq!(placed.parents[at("HeadTop_End")], Some(at("Head")));
+        assert_eq!(build(&m, false, &[vec![], vec![]]).len(), 22);
+    }
+}
