@@ -3,8 +3,15 @@
 //! `LeftShoulder`, `LeftArm`, `LeftForeArm`, `LeftHand`, `LeftUpLeg`, `LeftLeg`, `LeftFoot`,
 //! `LeftToeBase`, ...) that rigml-anim's humanoid mapping and other tools understand.
 //!
-//! Fingers are not placed: the voxel solid this works on (128 voxels over the longest side) does
-//! not resolve separate fingers on any character of the data set, so none are assumed.
+//! Steps: [`orient::detect`] finds up, forward and the mirror plane; the mesh is voxelised in
+//! that frame at unit height (parts that nearly touch are joined); landmarks come from a curve
+//! skeleton through the solid (see `landmarks`); left and right are averaged into mirror images
+//! when the mesh is symmetric; fingers are added only where the hand, voxelised on its own at a
+//! finer resolution, splits into four or five branches (or a thumb and fused fingers).
+//!
+//! On the val humanoids of the data set (`cargo run --release -p rigml-rig --example
+//! humanoid_table`) CD-J2J is 0.017-0.025 except the mech (0.064, whose artist rig has IK pole
+//! targets far outside the body); placing takes 0.1-0.3 s.
 
 mod hand;
 mod landmarks;
@@ -28,7 +35,10 @@ pub const SYMMETRY_TOLERANCE: f32 = 0.8;
 /// Places a standard humanoid skeleton inside a standing character (T-pose or A-pose).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Humanoid {
-    /// Add end sites (`LeftHandTip_End`, `RightHandTip_End`, `HeadTop_End`, `LeftToe_End`, `RightToe_End`) at the hand tips, head top and toe tips.
+    /// Add end sites (`LeftHandTip_End`, `RightHandTip_End`, `HeadTop_End`, `LeftToe_End`,
+    /// `RightToe_End`) at the hand tips, head top and toe tips. Off by default: most artist rigs
+    /// have none, and on train and val they raise CD-J2J (0.0353 against 0.0290 on val when
+    /// measured: mean over the six val humanoids).
     pub end_sites: bool,
 }
 
