@@ -138,3 +138,25 @@ fn bad_meshes_are_errors_not_panics() {
     assert!(placer.place(&flat).is_err());
     assert!(looks_humanoid(&flat).is_ok_and(|c| !c.is_humanoid()) || looks_humanoid(&flat).is_err());
 }
+
+#[test]
+fn a_bare_humanoid_mesh_becomes_a_skinned_character() {
+    let mesh = load("khronos-riggedfigure").mesh;
+    let placed = Humanoid::default().place(&mesh).unwrap();
+    let character = rigml_rig::rig(
+        "riggedfigure",
+        mesh,
+        &Humanoid::default(),
+        &rigml_skin::Nearest::default(),
+        &rigml_skin::SolveOptions::default(),
+    )
+    .unwrap();
+    character.validate().unwrap();
+    let skin = character.skin.as_ref().unwrap();
+    assert_eq!(skin.vertex_count(), character.mesh.positions.len());
+    // Bind pose: every joint sits at its placed head, under its placed name.
+    assert_eq!(character.skeleton.names, placed.names);
+    for (a, b) in character.skeleton.bind_positions().iter().zip(&placed.heads) {
+        assert!(a.distance(*b) < 1e-4, "{a} vs {b}");
+    }
+}
