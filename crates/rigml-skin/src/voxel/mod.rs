@@ -8,7 +8,8 @@
 //!    search from all bones gives every voxel its nearest-bone distance, then one search per
 //!    joint, in parallel, stops where the joint is too far from a voxel, compared with that
 //!    voxel's nearest bone, to keep a weight above the post-processing threshold
-//!    ([`search`]); the `max_influences` nearest joints of the voxels holding vertices are kept.
+//!    (`voxel/search.rs`); the `max_influences` nearest joints of the voxels holding vertices
+//!    are kept.
 //! 4. A vertex's distance to a bone is its voxel's label plus the voxel-centre-to-vertex
 //!    distance, and `w = (1 / ((1 - α) d + α d²))^falloff` with α the bind smoothness (the
 //!    formula's base is from a secondary summary of the paper, unverified — see ALGORITHMS.md;
