@@ -6,7 +6,8 @@
 //! boundary voxels, which still connects the surface for geodesic distances.
 
 use glam::Vec3;
-use std::collections::VecDeque;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Largest resolution accepted (cells along the longest side); memory grows as its cube.
 pub const MAX_RESOLUTION: usize = 512;
@@ -58,26 +59,36 @@ impl VoxelGrid {
             dims,
             cells: vec![Cell::Exterior; dims[0] * dims[1] * dims[2]],
         };
-        let mut pieces = Vec::new();
-        for t in triangles {
-            let corners = t.map(|i| positions.get(i as usize).copied().unwrap_or(Vec3::NAN));
-            if corners.iter().all(|p| p.is_finite()) {
-                // Large triangles are split by longest-edge bisection until each piece spans
-                // about two voxels, so the work is proportional to the voxels they cover rather
-                // than to the volume of their bounding boxes.
-                pieces.push(corners);
-                while let Some(tri) = pieces.pop() {
-                    let edges = [0, 1, 2].map(|k| (tri[(k + 1) % 3] - tri[k]).length());
-                    let k = (0..3).fold(0, |best, k| if edges[k] > edges[best] { k } else { best });
-                    if edges[k] > 2.0 * size {
-                        let mid = (tri[k] + tri[(k + 1) % 3]) * 0.5;
-                        let other = tri[(k + 2) % 3];
-                        pieces.push([tri[k], mid, other]);
-                        pieces.push([mid, tri[(k + 1) % 3], other]);
-                    } else {
-                        grid.rasterise(&tri);
+        // Triangles are rasterised in parallel into a shared mask; marking is idempotent, so the
+        // result does not depend on the order.
+        let boundary: Vec<AtomicBool> = (0..grid.cells.len()).map(|_| AtomicBool::new(false)).collect();
+        triangles
+            .par_iter()
+            .with_min_len(64)
+            .for_each_init(Vec::new, |pieces, t| {
+                let corners = t.map(|i| positions.get(i as usize).copied().unwrap_or(Vec3::NAN));
+                if corners.iter().all(|p| p.is_finite()) {
+                    // Large triangles are split by longest-edge bisection until each piece spans
+                    // about two voxels, so the work is proportional to the voxels they cover rather
+                    // than to the volume of their bounding boxes.
+                    pieces.push(corners);
+                    while let Some(tri) = pieces.pop() {
+                        let edges = [0, 1, 2].map(|k| (tri[(k + 1) % 3] - tri[k]).length());
+                        let k = (0..3).fold(0, |best, k| if edges[k] > edges[best] { k } else { best });
+                        if edges[k] > 2.0 * size {
+                            let mid = (tri[k] + tri[(k + 1) % 3]) * 0.5;
+                            let other = tri[(k + 2) % 3];
+                            pieces.push([tri[k], mid, other]);
+                            pieces.push([mid, tri[(k + 1) % 3], other]);
+                        } else {
+                            grid.rasterise(&tri, &boundary);
+                        }
                     }
                 }
+            });
+        for (cell, b) in grid.cells.iter_mut().zip(boundary) {
+            if b.into_inner() {
+                *cell = Cell::Boundary;
             }
         }
         grid.fill();
@@ -119,7 +130,8 @@ impl VoxelGrid {
         n
     }
 
-    fn rasterise(&mut self, tri: &[Vec3; 3]) {
+    /// Mark in `boundary` the voxels `tri` overlaps.
+    fn rasterise(&self, tri: &[Vec3; 3], boundary: &[AtomicBool]) {
         // Widened by a hair so that a triangle lying on a voxel face (a flat cap on the bounds)
         // is tested against the voxels on both sides despite rounding.
         let margin = Vec3::splat(self.size * 0.01);
@@ -133,9 +145,11 @@ impl VoxelGrid {
         for z in a[2]..=b[2] {
             for y in a[1]..=b[1] {
                 for x in a[0]..=b[0] {
-                    let i = self.index([x, y, z]);
-                    if self.cells[i] != Cell::Boundary && triangle_box_overlap(self.center([x, y, z]), half, tri) {
-                        self.cells[i] = Cell::Boundary;
+                    let Some(mark) = boundary.get(self.index([x, y, z])) else {
+                        continue;
+                    };
+                    if !mark.load(Ordering::Relaxed) && triangle_box_overlap(self.center([x, y, z]), half, tri) {
+                        mark.store(true, Ordering::Relaxed);
                     }
                 }
             }
@@ -146,46 +160,45 @@ impl VoxelGrid {
     /// flood does not reach and is not boundary is interior.
     fn fill(&mut self) {
         let [nx, ny, nz] = self.dims;
+        let border =
+            |x: usize, y: usize, z: usize| x == 0 || y == 0 || z == 0 || x + 1 == nx || y + 1 == ny || z + 1 == nz;
         // Border voxels are padding: a triangle touching one through the enlarged overlap box
         // does not make it solid, so solid voxels always have all 26 neighbours in the grid.
-        for z in 0..nz {
-            for y in 0..ny {
-                for x in 0..nx {
-                    if x == 0 || y == 0 || z == 0 || x == nx - 1 || y == ny - 1 || z == nz - 1 {
-                        let i = self.index([x, y, z]);
-                        self.cells[i] = Cell::Exterior;
-                    }
-                }
-            }
-        }
         let mut reached = vec![false; self.cells.len()];
-        let mut queue = VecDeque::new();
+        let mut stack = Vec::new();
         for z in 0..nz {
             for y in 0..ny {
                 for x in 0..nx {
-                    let border = x == 0 || y == 0 || z == 0 || x == nx - 1 || y == ny - 1 || z == nz - 1;
                     let i = self.index([x, y, z]);
-                    if border && self.cells[i] != Cell::Boundary {
+                    if border(x, y, z) {
+                        self.cells[i] = Cell::Exterior;
                         reached[i] = true;
-                        queue.push_back(i);
                     }
                 }
             }
         }
-        while let Some(i) = queue.pop_front() {
-            let [x, y, z] = self.coords(i);
-            let steps = [
-                (x > 0).then(|| i - 1),
-                (x + 1 < nx).then(|| i + 1),
-                (y > 0).then(|| i - nx),
-                (y + 1 < ny).then(|| i + nx),
-                (z > 0).then(|| i - nx * ny),
-                (z + 1 < nz).then(|| i + nx * ny),
-            ];
-            for j in steps.into_iter().flatten() {
+        // The flood starts at the non-boundary voxels next to the border and stays off it, so
+        // the six neighbours of every voxel it visits are inside the grid (no coordinates
+        // needed); the visiting order does not matter, hence a stack.
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    let next_to_border =
+                        !border(x, y, z) && (x == 1 || y == 1 || z == 1 || x + 2 == nx || y + 2 == ny || z + 2 == nz);
+                    let i = self.index([x, y, z]);
+                    if next_to_border && self.cells[i] != Cell::Boundary {
+                        reached[i] = true;
+                        stack.push(i);
+                    }
+                }
+            }
+        }
+        let plane = nx * ny;
+        while let Some(i) = stack.pop() {
+            for j in [i - 1, i + 1, i - nx, i + nx, i - plane, i + plane] {
                 if !reached[j] && self.cells[j] != Cell::Boundary {
                     reached[j] = true;
-                    queue.push_back(j);
+                    stack.push(j);
                 }
             }
         }
@@ -226,6 +239,7 @@ pub fn triangle_box_overlap(center: Vec3, half: Vec3, tri: &[Vec3; 3]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::VecDeque;
 
     /// A closed axis-aligned box mesh from `lo` to `hi`.
     fn cube(lo: Vec3, hi: Vec3) -> (Vec<Vec3>, Vec<[u32; 3]>) {
@@ -267,6 +281,68 @@ mod tests {
         let open: Vec<[u32; 3]> = t[..10].to_vec();
         let grid = VoxelGrid::new(&p, &open, 16).unwrap();
         assert_eq!(grid.counts()[2], 0);
+    }
+
+    /// The interior by a plain breadth-first flood with coordinates, from the boundary voxels
+    /// of `grid`.
+    fn reference_fill(grid: &VoxelGrid) -> Vec<Cell> {
+        let [nx, ny, nz] = grid.dims;
+        let mut cells: Vec<Cell> = grid
+            .cells
+            .iter()
+            .map(|&c| if c == Cell::Boundary { c } else { Cell::Exterior })
+            .collect();
+        let mut reached = vec![false; cells.len()];
+        let mut queue = VecDeque::new();
+        for i in 0..cells.len() {
+            let [x, y, z] = grid.coords(i);
+            if (x == 0 || y == 0 || z == 0 || x == nx - 1 || y == ny - 1 || z == nz - 1) && cells[i] != Cell::Boundary {
+                reached[i] = true;
+                queue.push_back(i);
+            }
+        }
+        while let Some(i) = queue.pop_front() {
+            let [x, y, z] = grid.coords(i).map(|v| v as i64);
+            for (dx, dy, dz) in [(-1, 0, 0), (1, 0, 0), (0, -1, 0), (0, 1, 0), (0, 0, -1), (0, 0, 1)] {
+                let n = [x + dx, y + dy, z + dz];
+                if n.iter().zip(grid.dims).all(|(&v, d)| v >= 0 && v < d as i64) {
+                    let j = grid.index(n.map(|v| v as usize));
+                    if !reached[j] && cells[j] != Cell::Boundary {
+                        reached[j] = true;
+                        queue.push_back(j);
+                    }
+                }
+            }
+        }
+        for (c, r) in cells.iter_mut().zip(reached) {
+            if *c == Cell::Exterior && !r {
+                *c = Cell::Interior;
+            }
+        }
+        cells
+    }
+
+    #[test]
+    fn fill_matches_a_plain_breadth_first_flood() {
+        // A closed cube beside an open one (its top missing), and a thin closed slab.
+        let (p, t) = cube(Vec3::ZERO, Vec3::ONE);
+        let mut positions = p.clone();
+        let mut triangles = t.clone();
+        for (offset, faces) in [(Vec3::new(1.5, 0.0, 0.0), 10), (Vec3::new(0.0, 1.5, 0.2), 12)] {
+            let base = positions.len() as u32;
+            let scale = if faces == 12 {
+                Vec3::new(2.0, 0.3, 0.5)
+            } else {
+                Vec3::ONE
+            };
+            positions.extend(p.iter().map(|&q| q * scale + offset));
+            triangles.extend(t[..faces].iter().map(|f| f.map(|i| i + base)));
+        }
+        for resolution in [7, 16, 33] {
+            let grid = VoxelGrid::new(&positions, &triangles, resolution).unwrap();
+            assert!(grid.counts()[2] > 0, "resolution {resolution}");
+            assert_eq!(grid.cells, reference_fill(&grid), "resolution {resolution}");
+        }
     }
 
     #[test]
