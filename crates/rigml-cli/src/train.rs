@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rigml_eval::dataset::Dataset;
 use rigml_eval::skin_metrics::{rows_of, score, Mode, PreparedGt};
-use rigml_learn::infer::{search_thresholds, KEY_ABSOLUTE, KEY_RELATIVE};
+use rigml_learn::infer::{search_thresholds, Chosen, KEY_ABSOLUTE, KEY_RELATIVE, KEY_SHARPEN, KEY_SMOOTH};
 use rigml_learn::sample::{cached_samples, SampleOptions, Samples};
 use rigml_learn::train::{train, History, TrainConfig, TrainEvent};
 use rigml_learn::{Learned, ModelFile};
@@ -110,6 +110,10 @@ struct Summary {
     mean_coverage_loss: f32,
     /// `(relative, absolute, objective)` chosen on the val split.
     thresholds: Option<(f32, f32, f64)>,
+    /// One-ring smoothing rounds chosen on the val split.
+    smooth: Option<usize>,
+    /// Sharpening exponent chosen on the val split.
+    sharpen: Option<f32>,
 }
 
 /// Samples of every skinned character of `split`.
@@ -265,7 +269,7 @@ pub fn run(args: &Args) -> Result<String> {
     )?;
     progress.finish_and_clear();
     let seconds_training = trained_at.elapsed().as_secs_f64();
-    let thresholds = match &args.val {
+    let chosen = match &args.val {
         Some(split) => Some(choose_thresholds(&dataset, split, &mut model)?),
         None => None,
     };
@@ -275,7 +279,9 @@ pub fn run(args: &Args) -> Result<String> {
     let summary = Summary {
         seconds_features,
         seconds_training,
-        thresholds,
+        thresholds: chosen.map(|c| (c.relative, c.absolute, c.objective)),
+        smooth: chosen.map(|c| c.smooth),
+        sharpen: chosen.map(|c| c.sharpen),
         ..summary
     };
     if args.json {
@@ -308,20 +314,25 @@ pub fn run(args: &Args) -> Result<String> {
     if let (Some(v), Some(kl), Some(d)) = (summary.final_val_loss, summary.final_val_kl, summary.final_val_deform) {
         let _ = writeln!(out, "final val loss {v:.4} (kl {kl:.4}, deform {d:.5})");
     }
-    if let Some((relative, absolute, objective)) = summary.thresholds {
+    if let Some(c) = chosen {
         let _ = writeln!(
             out,
-            "inference thresholds chosen on {}: relative {relative}, absolute {absolute} (mean P + R - L1 = {objective:.4})",
-            args.val.as_deref().unwrap_or("val")
+            "inference settings chosen on {}: smooth {} rounds, sharpen {}, relative {}, absolute {} (mean P + R - L1 = {:.4})",
+            args.val.as_deref().unwrap_or("val"),
+            c.smooth,
+            c.sharpen,
+            c.relative,
+            c.absolute,
+            c.objective
         );
     }
     let _ = writeln!(out, "wrote {} and {}", summary.model, summary.curves);
     Ok(out)
 }
 
-/// Pick the inference thresholds that maximise mean `P + R - L1` (METRICS.md §2, top-4 mode)
-/// over the skinned characters of `split`, and store them in `model`.
-fn choose_thresholds(dataset: &Dataset, split: &str, model: &mut ModelFile) -> Result<(f32, f32, f64)> {
+/// Pick the inference thresholds and smoothing rounds that maximise mean `P + R - L1`
+/// (METRICS.md §2, top-4 mode) over the skinned characters of `split`, and store them in `model`.
+fn choose_thresholds(dataset: &Dataset, split: &str, model: &mut ModelFile) -> Result<Chosen> {
     let learned = Learned::new(model.clone());
     let options = SolveOptions::default();
     let mut cases = Vec::new();
@@ -360,8 +371,10 @@ fn choose_thresholds(dataset: &Dataset, split: &str, model: &mut ModelFile) -> R
         }
     };
     let best = search_thresholds(&learned, &cases, &options, &score)?;
-    model.metadata.insert(KEY_RELATIVE.into(), best.0.to_string());
-    model.metadata.insert(KEY_ABSOLUTE.into(), best.1.to_string());
+    model.metadata.insert(KEY_RELATIVE.into(), best.relative.to_string());
+    model.metadata.insert(KEY_ABSOLUTE.into(), best.absolute.to_string());
+    model.metadata.insert(KEY_SMOOTH.into(), best.smooth.to_string());
+    model.metadata.insert(KEY_SHARPEN.into(), best.sharpen.to_string());
     model.metadata.insert("rigml.infer.chosen_on".into(), split.to_string());
     Ok(best)
 }
@@ -390,5 +403,7 @@ fn summarise(
         final_val_deform: last_val.map(|l| l.deform),
         mean_coverage_loss: train.coverage_loss.iter().sum::<f32>() / train.coverage_loss.len().max(1) as f32,
         thresholds: None,
+        smooth: None,
+        sharpen: None,
     }
 }
