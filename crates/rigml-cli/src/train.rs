@@ -70,6 +70,10 @@ pub struct Args {
     /// Inference: drop candidates below this weight (stored in the model).
     #[arg(long, default_value_t = rigml_learn::infer::DEFAULT_ABSOLUTE)]
     pub absolute: f32,
+    /// Inference settings are chosen on --val to maximise P + R - L1 among those whose mean
+    /// recall (top-4 mode) is at least this (0 = no constraint).
+    #[arg(long, default_value_t = 0.0)]
+    pub min_recall: f64,
     /// Feature cache folder.
     #[arg(long, default_value = "target/rigml-learn-cache")]
     pub cache: PathBuf,
@@ -178,6 +182,9 @@ pub fn run(args: &Args) -> Result<String> {
             bail!("{flag} must lie in [0, 1), got {value}");
         }
     }
+    if !(0.0..=1.0).contains(&args.min_recall) {
+        bail!("--min-recall must lie in [0, 1], got {}", args.min_recall);
+    }
     let config = TrainConfig {
         steps: args.steps,
         batch: args.batch,
@@ -270,7 +277,7 @@ pub fn run(args: &Args) -> Result<String> {
     progress.finish_and_clear();
     let seconds_training = trained_at.elapsed().as_secs_f64();
     let chosen = match &args.val {
-        Some(split) => Some(choose_thresholds(&dataset, split, &mut model)?),
+        Some(split) => Some(choose_thresholds(&dataset, split, args.min_recall, &mut model)?),
         None => None,
     };
     rigml_io::atomic::write(&args.output, &model.to_bytes()?, args.force)?;
@@ -317,22 +324,27 @@ pub fn run(args: &Args) -> Result<String> {
     if let Some(c) = chosen {
         let _ = writeln!(
             out,
-            "inference settings chosen on {}: smooth {} rounds, sharpen {}, relative {}, absolute {} (mean P + R - L1 = {:.4})",
+            "inference settings chosen on {}: smooth {} rounds, sharpen {}, relative {}, absolute {} (mean P {:.4}, R {:.4}, L1 {:.4}; P + R - L1 = {:.4}{})",
             args.val.as_deref().unwrap_or("val"),
             c.smooth,
             c.sharpen,
             c.relative,
             c.absolute,
-            c.objective
+            c.means[0],
+            c.means[1],
+            c.means[2],
+            c.objective,
+            if c.recall_met { "" } else { "; no setting reached --min-recall" }
         );
     }
     let _ = writeln!(out, "wrote {} and {}", summary.model, summary.curves);
     Ok(out)
 }
 
-/// Pick the inference thresholds and smoothing rounds that maximise mean `P + R - L1`
-/// (METRICS.md §2, top-4 mode) over the skinned characters of `split`, and store them in `model`.
-fn choose_thresholds(dataset: &Dataset, split: &str, model: &mut ModelFile) -> Result<Chosen> {
+/// Pick the inference settings (thresholds, smoothing, sharpening) that maximise mean `P + R -
+/// L1` (METRICS.md §2, top-4 mode) over the skinned characters of `split` while keeping mean
+/// recall >= `min_recall` where possible, and store them in `model`.
+fn choose_thresholds(dataset: &Dataset, split: &str, min_recall: f64, model: &mut ModelFile) -> Result<Chosen> {
     let learned = Learned::new(model.clone());
     let options = SolveOptions::default();
     let mut cases = Vec::new();
@@ -364,13 +376,13 @@ fn choose_thresholds(dataset: &Dataset, split: &str, model: &mut ModelFile) -> R
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let score = |i: usize, skin: &rigml_core::Skin| -> f64 {
+    let score = |i: usize, skin: &rigml_core::Skin| -> [f64; 3] {
         match truths.get(i).map(|gt| score(&rows_of(skin), gt, Mode::Top4)) {
-            Some(Ok(s)) => s.precision + s.recall - s.l1,
-            _ => f64::NEG_INFINITY,
+            Some(Ok(s)) => [s.precision, s.recall, s.l1],
+            _ => [f64::NEG_INFINITY, f64::NEG_INFINITY, f64::INFINITY],
         }
     };
-    let best = search_thresholds(&learned, &cases, &options, &score)?;
+    let best = search_thresholds(&learned, &cases, &options, min_recall, &score)?;
     model.metadata.insert(KEY_RELATIVE.into(), best.relative.to_string());
     model.metadata.insert(KEY_ABSOLUTE.into(), best.absolute.to_string());
     model.metadata.insert(KEY_SMOOTH.into(), best.smooth.to_string());

@@ -54,10 +54,9 @@ impl Layer {
         })
     }
 
-    /// `out[rows, output] = x[rows, input] · W[row_from.., :]` restricted to the weight rows
-    /// `row_from..row_from + input_used` (a slice of the input features), plus the bias when
-    /// `with_bias`; `accumulate` adds to `out` instead of overwriting it.
-    fn apply(&self, x: &[f32], rows: usize, input_used: usize, row_from: usize, out: &mut [f32], accumulate: bool) {
+    /// `out[rows, output] = x[rows, input_used] · W[row_from..row_from + input_used, :]` (the
+    /// weight rows of a slice of the input features; the bias is left to the caller).
+    fn apply(&self, x: &[f32], rows: usize, input_used: usize, row_from: usize, out: &mut [f32]) {
         let w = &self.weight[row_from * self.output..(row_from + input_used) * self.output];
         assert!(x.len() >= rows * input_used && out.len() >= rows * self.output);
         // SAFETY: the slices hold at least `rows * input_used`, `input_used * output` and
@@ -75,7 +74,7 @@ impl Layer {
                 w.as_ptr(),
                 self.output as isize,
                 1,
-                if accumulate { 1.0 } else { 0.0 },
+                0.0,
                 out.as_mut_ptr(),
                 self.output as isize,
                 1,
@@ -139,7 +138,7 @@ impl Dense {
         let verts = rows / CANDIDATES;
         // local = relu(x Wp + bp) * mask
         let mut local = vec![0.0f32; rows * h];
-        self.pair.apply(x, rows, FEATURES, 0, &mut local, false);
+        self.pair.apply(x, rows, FEATURES, 0, &mut local);
         for (r, row) in local.chunks_exact_mut(h).enumerate() {
             let keep = mask[r];
             row.iter_mut()
@@ -157,9 +156,9 @@ impl Dense {
         }
         // mixed = relu([local, pooled] Wm + bm): the pooled half once per vertex.
         let mut context = vec![0.0f32; verts * h];
-        self.mix.apply(&pooled, verts, h, h, &mut context, false);
+        self.mix.apply(&pooled, verts, h, h, &mut context);
         let mut mixed = vec![0.0f32; rows * h];
-        self.mix.apply(&local, rows, h, 0, &mut mixed, false);
+        self.mix.apply(&local, rows, h, 0, &mut mixed);
         for (r, row) in mixed.chunks_exact_mut(h).enumerate() {
             let c = &context[(r / CANDIDATES) * h..(r / CANDIDATES + 1) * h];
             row.iter_mut()
@@ -169,7 +168,7 @@ impl Dense {
         }
         // deep = relu(mixed Wd + bd) + mixed
         let deep = &mut local; // reuse: `local` is no longer needed
-        self.deep.apply(&mixed, rows, h, 0, deep, false);
+        self.deep.apply(&mixed, rows, h, 0, deep);
         for (d, m) in deep.chunks_exact_mut(h).zip(mixed.chunks_exact(h)) {
             d.iter_mut()
                 .zip(m)
@@ -177,7 +176,7 @@ impl Dense {
                 .for_each(|((y, &m), &b)| *y = (*y + b).max(0.0) + m);
         }
         // logits = deep wo + bo, masked; softmax per vertex.
-        self.out.apply(deep, rows, h, 0, probs, false);
+        self.out.apply(deep, rows, h, 0, probs);
         let bias = self.out.bias.first().copied().unwrap_or(0.0);
         for (p, &m) in probs.iter_mut().zip(mask) {
             *p = (*p + bias) * m + (1.0 - m) * PAD_LOGIT;

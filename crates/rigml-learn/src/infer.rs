@@ -255,24 +255,34 @@ pub struct Chosen {
     pub absolute: f32,
     pub smooth: usize,
     pub sharpen: f32,
-    /// Mean score of the cases with these settings.
+    /// Mean `[precision, recall, L1]` of the cases with these settings.
+    pub means: [f64; 3],
+    /// `precision + recall - L1` of the means.
     pub objective: f64,
+    /// Whether the mean recall reaches the asked minimum.
+    pub recall_met: bool,
 }
 
-/// The `(relative, absolute, smooth, sharpen)` settings of the grids that maximise the mean of
-/// `score(case index, skin)` over `cases`, with that mean. Meant for validation data only.
+/// The `(relative, absolute, smooth, sharpen)` settings of the grids that maximise mean
+/// precision + mean recall - mean L1 (`score(case index, skin)` gives the three numbers of one
+/// case) among the settings whose mean recall is at least `min_recall` (all settings when none
+/// reaches it: precision is cheap to buy with thresholds, recall is what a sparse skin loses).
+/// Meant for validation data only.
 pub fn search_thresholds(
     learned: &Learned,
     cases: &[Scored],
     options: &SolveOptions,
-    score: &(dyn Fn(usize, &Skin) -> f64 + Sync),
+    min_recall: f64,
+    score: &(dyn Fn(usize, &Skin) -> [f64; 3] + Sync),
 ) -> Result<Chosen, SkinError> {
     let mut best = Chosen {
         relative: learned.relative,
         absolute: learned.absolute,
         smooth: learned.smooth,
         sharpen: learned.sharpen,
+        means: [f64::NAN; 3],
         objective: f64::NEG_INFINITY,
+        recall_met: false,
     };
     for (smooth_rounds, exponent) in SMOOTH_GRID
         .iter()
@@ -295,18 +305,28 @@ pub fn search_thresholds(
                     sharpen: 1.0,
                     ..learned.clone()
                 };
-                let mut total = 0.0;
+                let mut total = [0.0f64; 3];
                 for (i, case) in adjusted.iter().enumerate() {
-                    total += score(i, &trial.finish(case, options)?);
+                    let s = score(i, &trial.finish(case, options)?);
+                    total.iter_mut().zip(s).for_each(|(t, s)| *t += s);
                 }
-                let mean = total / cases.len().max(1) as f64;
-                if mean > best.objective {
+                let means = total.map(|t| t / cases.len().max(1) as f64);
+                let objective = means[0] + means[1] - means[2];
+                let recall_met = means[1] >= min_recall;
+                let better = match (recall_met, best.recall_met) {
+                    (true, false) => true,
+                    (false, true) => false,
+                    _ => objective > best.objective,
+                };
+                if better {
                     best = Chosen {
                         relative,
                         absolute,
                         smooth: smooth_rounds,
                         sharpen: exponent,
-                        objective: mean,
+                        means,
+                        objective,
+                        recall_met,
                     };
                 }
             }
