@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rigml_eval::dataset::Dataset;
 use rigml_eval::skin_metrics::{rows_of, score, Mode, PreparedGt};
-use rigml_learn::infer::{search_thresholds, KEY_ABSOLUTE, KEY_RELATIVE};
+use rigml_learn::infer::{search_thresholds, Chosen, KEY_ABSOLUTE, KEY_RELATIVE, KEY_SHARPEN, KEY_SMOOTH};
 use rigml_learn::sample::{cached_samples, SampleOptions, Samples};
 use rigml_learn::train::{train, History, TrainConfig, TrainEvent};
 use rigml_learn::{Learned, ModelFile};
@@ -70,6 +70,10 @@ pub struct Args {
     /// Inference: drop candidates below this weight (stored in the model).
     #[arg(long, default_value_t = rigml_learn::infer::DEFAULT_ABSOLUTE)]
     pub absolute: f32,
+    /// Inference settings are chosen on --val to maximise P + R - L1 among those whose mean
+    /// recall (top-4 mode) is at least this (0 = no constraint).
+    #[arg(long, default_value_t = 0.0)]
+    pub min_recall: f64,
     /// Feature cache folder.
     #[arg(long, default_value = "target/rigml-learn-cache")]
     pub cache: PathBuf,
@@ -110,6 +114,10 @@ struct Summary {
     mean_coverage_loss: f32,
     /// `(relative, absolute, objective)` chosen on the val split.
     thresholds: Option<(f32, f32, f64)>,
+    /// One-ring smoothing rounds chosen on the val split.
+    smooth: Option<usize>,
+    /// Sharpening exponent chosen on the val split.
+    sharpen: Option<f32>,
 }
 
 /// Samples of every skinned character of `split`.
@@ -173,6 +181,9 @@ pub fn run(args: &Args) -> Result<String> {
         if !(0.0..1.0).contains(&value) {
             bail!("{flag} must lie in [0, 1), got {value}");
         }
+    }
+    if !(0.0..=1.0).contains(&args.min_recall) {
+        bail!("--min-recall must lie in [0, 1], got {}", args.min_recall);
     }
     let config = TrainConfig {
         steps: args.steps,
@@ -265,8 +276,8 @@ pub fn run(args: &Args) -> Result<String> {
     )?;
     progress.finish_and_clear();
     let seconds_training = trained_at.elapsed().as_secs_f64();
-    let thresholds = match &args.val {
-        Some(split) => Some(choose_thresholds(&dataset, split, &mut model)?),
+    let chosen = match &args.val {
+        Some(split) => Some(choose_thresholds(&dataset, split, args.min_recall, &mut model)?),
         None => None,
     };
     rigml_io::atomic::write(&args.output, &model.to_bytes()?, args.force)?;
@@ -275,7 +286,9 @@ pub fn run(args: &Args) -> Result<String> {
     let summary = Summary {
         seconds_features,
         seconds_training,
-        thresholds,
+        thresholds: chosen.map(|c| (c.relative, c.absolute, c.objective)),
+        smooth: chosen.map(|c| c.smooth),
+        sharpen: chosen.map(|c| c.sharpen),
         ..summary
     };
     if args.json {
@@ -308,20 +321,30 @@ pub fn run(args: &Args) -> Result<String> {
     if let (Some(v), Some(kl), Some(d)) = (summary.final_val_loss, summary.final_val_kl, summary.final_val_deform) {
         let _ = writeln!(out, "final val loss {v:.4} (kl {kl:.4}, deform {d:.5})");
     }
-    if let Some((relative, absolute, objective)) = summary.thresholds {
+    if let Some(c) = chosen {
         let _ = writeln!(
             out,
-            "inference thresholds chosen on {}: relative {relative}, absolute {absolute} (mean P + R - L1 = {objective:.4})",
-            args.val.as_deref().unwrap_or("val")
+            "inference settings chosen on {}: smooth {} rounds, sharpen {}, relative {}, absolute {} (mean P {:.4}, R {:.4}, L1 {:.4}; P + R - L1 = {:.4}{})",
+            args.val.as_deref().unwrap_or("val"),
+            c.smooth,
+            c.sharpen,
+            c.relative,
+            c.absolute,
+            c.means[0],
+            c.means[1],
+            c.means[2],
+            c.objective,
+            if c.recall_met { "" } else { "; no setting reached --min-recall" }
         );
     }
     let _ = writeln!(out, "wrote {} and {}", summary.model, summary.curves);
     Ok(out)
 }
 
-/// Pick the inference thresholds that maximise mean `P + R - L1` (METRICS.md §2, top-4 mode)
-/// over the skinned characters of `split`, and store them in `model`.
-fn choose_thresholds(dataset: &Dataset, split: &str, model: &mut ModelFile) -> Result<(f32, f32, f64)> {
+/// Pick the inference settings (thresholds, smoothing, sharpening) that maximise mean `P + R -
+/// L1` (METRICS.md §2, top-4 mode) over the skinned characters of `split` while keeping mean
+/// recall >= `min_recall` where possible, and store them in `model`.
+fn choose_thresholds(dataset: &Dataset, split: &str, min_recall: f64, model: &mut ModelFile) -> Result<Chosen> {
     let learned = Learned::new(model.clone());
     let options = SolveOptions::default();
     let mut cases = Vec::new();
@@ -353,15 +376,17 @@ fn choose_thresholds(dataset: &Dataset, split: &str, model: &mut ModelFile) -> R
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let score = |i: usize, skin: &rigml_core::Skin| -> f64 {
+    let score = |i: usize, skin: &rigml_core::Skin| -> [f64; 3] {
         match truths.get(i).map(|gt| score(&rows_of(skin), gt, Mode::Top4)) {
-            Some(Ok(s)) => s.precision + s.recall - s.l1,
-            _ => f64::NEG_INFINITY,
+            Some(Ok(s)) => [s.precision, s.recall, s.l1],
+            _ => [f64::NEG_INFINITY, f64::NEG_INFINITY, f64::INFINITY],
         }
     };
-    let best = search_thresholds(&learned, &cases, &options, &score)?;
-    model.metadata.insert(KEY_RELATIVE.into(), best.0.to_string());
-    model.metadata.insert(KEY_ABSOLUTE.into(), best.1.to_string());
+    let best = search_thresholds(&learned, &cases, &options, min_recall, &score)?;
+    model.metadata.insert(KEY_RELATIVE.into(), best.relative.to_string());
+    model.metadata.insert(KEY_ABSOLUTE.into(), best.absolute.to_string());
+    model.metadata.insert(KEY_SMOOTH.into(), best.smooth.to_string());
+    model.metadata.insert(KEY_SHARPEN.into(), best.sharpen.to_string());
     model.metadata.insert("rigml.infer.chosen_on".into(), split.to_string());
     Ok(best)
 }
@@ -390,5 +415,7 @@ fn summarise(
         final_val_deform: last_val.map(|l| l.deform),
         mean_coverage_loss: train.coverage_loss.iter().sum::<f32>() / train.coverage_loss.len().max(1) as f32,
         thresholds: None,
+        smooth: None,
+        sharpen: None,
     }
 }

@@ -1,9 +1,11 @@
 //! Learned-solver inference (features + network + post-processing) on a generated character of
 //! 20 094 vertices and 60 joints (target ≤ 1 s on the 2-core machine), with the nearest solver
-//! on the same mesh as the baseline of the same run.
+//! on the same mesh as the baseline of the same run. The stages (preparation + features, the
+//! network alone) are timed separately to show where the time goes.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use rigml_learn::Learned;
+use rigml_learn::{features, Learned};
+use rigml_skin::post::Prepared;
 use rigml_skin::synthetic::tube_chain;
 use rigml_skin::{Nearest, SkinSolver, SolveOptions};
 use std::hint::black_box;
@@ -23,6 +25,17 @@ fn infer(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(15));
     group.bench_function("learned", |b| {
         b.iter(|| black_box(learned.solve(&mesh, &skeleton, &options).expect("solve")))
+    });
+    group.bench_function("learned_features", |b| {
+        b.iter(|| {
+            let prep = Prepared::new(&mesh, &skeleton).expect("prepare");
+            black_box(features::extract(&prep, &skeleton.parents))
+        })
+    });
+    let prep = Prepared::new(&mesh, &skeleton).expect("prepare");
+    let feats = features::extract(&prep, &skeleton.parents);
+    group.bench_function("learned_network", |b| {
+        b.iter(|| black_box(learned.probabilities(&feats).expect("network")))
     });
     let nearest = Nearest::default();
     group.bench_function("nearest", |b| {

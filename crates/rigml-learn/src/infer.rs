@@ -1,18 +1,26 @@
-//! Inference: features -> network -> softmax over the candidates -> sparse rows -> the shared
-//! post-processing ([`rigml_skin::post::finish`]: island fallback, pruning to the influence cap,
-//! normalisation).
+//! Inference: features -> network ([`crate::forward`]) -> softmax over the candidates ->
+//! one-ring averaging of the probabilities -> sparse rows -> the shared post-processing
+//! ([`rigml_skin::post::finish`]: island fallback, pruning to the influence cap, normalisation).
+//!
+//! The network scores every vertex on its own; artists' weights are smooth over the surface, so
+//! `smooth` rounds of `p_v(j) <- (p_v(j) + mean over the one-ring of p_u(j)) / 2` over the
+//! vertex's candidate joints (a neighbour without `j` among its candidates counts 0) remove
+//! isolated disagreements before sparsifying (RigNet averages over the one-ring too). Then
+//! `p <- p^sharpen`, renormalised: a calibration of the softmax temperature (the network is
+//! trained on renormalised GT over 8 candidates and tends to spread mass).
 //!
 //! Sparsification matters for precision (METRICS.md §2 counts every weight above 1e-4): a
 //! candidate is kept when its probability is at least `relative × row max` and at least
-//! `absolute`. Both thresholds are chosen on val and stored in the model file's metadata.
+//! `absolute`. The thresholds and the smoothing rounds are chosen on val and stored in the
+//! model file's metadata.
 
-use crate::features::{self, Features, CANDIDATES, FEATURES};
+use crate::features::{self, Features, CANDIDATES};
+use crate::forward::Dense;
 use crate::model::ModelFile;
-use crate::{device, LearnError};
-use burn::tensor::activation::softmax;
-use burn::tensor::{Tensor, TensorData};
+use crate::LearnError;
 use rayon::prelude::*;
 use rigml_core::{Mesh, Skeleton, Skin};
+use rigml_geom::Adjacency;
 use rigml_skin::post::{finish, Prepared, Row};
 use rigml_skin::{SkinError, SkinSolver, SolveOptions};
 use std::path::Path;
@@ -22,17 +30,24 @@ use std::sync::Arc;
 /// model").
 pub const DEFAULT_MODEL: &[u8] = include_bytes!("../../../models/skin-default.safetensors");
 
-/// Vertices per network call (bounds the memory of one forward pass).
-const CHUNK: usize = 16_384;
-
 /// Default relative threshold when a model file does not name one.
 pub const DEFAULT_RELATIVE: f32 = 0.25;
 /// Default absolute threshold when a model file does not name one.
 pub const DEFAULT_ABSOLUTE: f32 = 0.02;
 
-/// Metadata keys of the thresholds.
+/// Default one-ring smoothing rounds when a model file does not name them (older models).
+pub const DEFAULT_SMOOTH: usize = 0;
+/// Default sharpening exponent when a model file does not name one.
+pub const DEFAULT_SHARPEN: f32 = 1.0;
+
+/// Metadata keys of the thresholds and the smoothing rounds.
 pub const KEY_RELATIVE: &str = "rigml.infer.relative";
 pub const KEY_ABSOLUTE: &str = "rigml.infer.absolute";
+pub const KEY_SMOOTH: &str = "rigml.infer.smooth";
+pub const KEY_SHARPEN: &str = "rigml.infer.sharpen";
+
+/// Most smoothing rounds a model file may ask for.
+pub const MAX_SMOOTH: usize = 16;
 
 /// The learned solver (`learned`).
 #[derive(Debug, Clone)]
@@ -42,6 +57,10 @@ pub struct Learned {
     pub relative: f32,
     /// Drop candidates below this probability.
     pub absolute: f32,
+    /// One-ring averaging rounds of the probabilities before sparsifying.
+    pub smooth: usize,
+    /// Exponent applied to the (smoothed) probabilities before renormalising (1 = none).
+    pub sharpen: f32,
 }
 
 impl Learned {
@@ -49,10 +68,20 @@ impl Learned {
     pub fn new(model: ModelFile) -> Learned {
         let relative = model.setting(KEY_RELATIVE).unwrap_or(DEFAULT_RELATIVE);
         let absolute = model.setting(KEY_ABSOLUTE).unwrap_or(DEFAULT_ABSOLUTE);
+        let smooth = model
+            .setting(KEY_SMOOTH)
+            .filter(|s| *s >= 0.0)
+            .map_or(DEFAULT_SMOOTH, |s| (s as usize).min(MAX_SMOOTH));
+        let sharpen = model
+            .setting(KEY_SHARPEN)
+            .filter(|s| (0.1..=10.0).contains(s))
+            .unwrap_or(DEFAULT_SHARPEN);
         Learned {
             model: Arc::new(model),
             relative,
             absolute,
+            smooth,
+            sharpen,
         }
     }
 
@@ -74,30 +103,10 @@ impl Learned {
         &self.model
     }
 
-    /// Candidate probabilities `[n * K]` for extracted features.
+    /// Candidate probabilities `[n * K]` for extracted features (the network alone, before
+    /// smoothing).
     pub fn probabilities(&self, feats: &Features) -> Result<Vec<f32>, LearnError> {
-        let device = device();
-        let net = self.model.net(&device)?;
-        let n = feats.vertex_count;
-        let mut out = Vec::with_capacity(n * CANDIDATES);
-        for start in (0..n).step_by(CHUNK) {
-            let end = (start + CHUNK).min(n);
-            let b = end - start;
-            let x = feats.values[start * CANDIDATES * FEATURES..end * CANDIDATES * FEATURES].to_vec();
-            let m = feats.mask[start * CANDIDATES..end * CANDIDATES].to_vec();
-            let x = Tensor::<3>::from_data(TensorData::new(x, [b, CANDIDATES, FEATURES]), &device);
-            let m = Tensor::<2>::from_data(TensorData::new(m, [b, CANDIDATES]), &device);
-            let p = softmax(net.forward(x, m), 1);
-            out.extend(crate::model::tensor_values(p.into_data()));
-        }
-        if out.len() != n * CANDIDATES {
-            return Err(LearnError::Model(format!(
-                "the network returned {} values for {} pairs",
-                out.len(),
-                n * CANDIDATES
-            )));
-        }
-        Ok(out)
+        Dense::new(&self.model)?.probabilities(&feats.values, &feats.mask)
     }
 
     /// Features and probabilities of one mesh, for [`Learned::finish`] (and threshold search,
@@ -112,9 +121,18 @@ impl Learned {
         Ok(Scored { prep, feats, probs })
     }
 
-    /// The skin of a scored mesh with this solver's thresholds.
+    /// The skin of a scored mesh with this solver's smoothing and thresholds.
     pub fn finish(&self, scored: &Scored, options: &SolveOptions) -> Result<Skin, SkinError> {
-        let rows = self.rows(&scored.feats, &scored.probs);
+        let adjusted;
+        let probs = if self.smooth > 0 || self.sharpen != 1.0 {
+            let mut p = smooth(&scored.feats, &scored.prep.adjacency, &scored.probs, self.smooth);
+            sharpen(&scored.feats, &mut p, self.sharpen);
+            adjusted = p;
+            &adjusted
+        } else {
+            &scored.probs
+        };
+        let rows = self.rows(&scored.feats, probs);
         // The network already produces smooth, sparse rows; only the shared fallback, cap and
         // normalisation apply.
         let options = SolveOptions {
@@ -150,6 +168,68 @@ impl Learned {
     }
 }
 
+/// `rounds` of one-ring averaging of candidate probabilities `[n * K]`: `p_v(j) <- (p_v(j) +
+/// mean_u p_u(j)) / 2` for each candidate joint `j` of `v` (0 where `j` is not among `u`'s
+/// candidates), each row renormalised over its real candidates.
+pub fn smooth(feats: &Features, adjacency: &Adjacency, probs: &[f32], rounds: usize) -> Vec<f32> {
+    let n = feats.vertex_count;
+    let mut current = probs.to_vec();
+    if adjacency.vertex_count() != n || probs.len() != n * CANDIDATES {
+        return current;
+    }
+    let mut next = vec![0.0f32; current.len()];
+    for _ in 0..rounds {
+        next.par_chunks_mut(CANDIDATES).enumerate().for_each(|(v, out)| {
+            let range = v * CANDIDATES..(v + 1) * CANDIDATES;
+            let (js, ms) = (&feats.joints[range.clone()], &feats.mask[range.clone()]);
+            out.copy_from_slice(&current[range]);
+            let ring = adjacency.neighbors(v);
+            if ring.is_empty() {
+                return;
+            }
+            let share = 0.5 / ring.len() as f32;
+            out.iter_mut().for_each(|p| *p *= 0.5);
+            for &u in ring {
+                let u = u as usize;
+                let theirs = &feats.joints[u * CANDIDATES..(u + 1) * CANDIDATES];
+                for (k, &j) in js.iter().enumerate() {
+                    if ms[k] == 0.0 {
+                        continue;
+                    }
+                    if let Some(i) = theirs.iter().position(|&t| t == j) {
+                        out[k] += share * current[u * CANDIDATES + i];
+                    }
+                }
+            }
+            let sum: f32 = out.iter().zip(ms).filter(|(_, &m)| m > 0.0).map(|(p, _)| *p).sum();
+            if sum > 0.0 {
+                out.iter_mut().for_each(|p| *p /= sum);
+            }
+        });
+        std::mem::swap(&mut current, &mut next);
+    }
+    current
+}
+
+/// `p <- p^exponent` over the real candidates of every row, renormalised (1 = unchanged).
+pub fn sharpen(feats: &Features, probs: &mut [f32], exponent: f32) {
+    if exponent == 1.0 {
+        return;
+    }
+    probs
+        .par_chunks_mut(CANDIDATES)
+        .zip(feats.mask.par_chunks(CANDIDATES))
+        .for_each(|(row, mask)| {
+            row.iter_mut().zip(mask).for_each(|(p, &m)| {
+                *p = if m > 0.0 { p.max(0.0).powf(exponent) } else { 0.0 };
+            });
+            let sum: f32 = row.iter().sum();
+            if sum > 0.0 && sum.is_finite() {
+                row.iter_mut().for_each(|p| *p /= sum);
+            }
+        });
+}
+
 /// A mesh run through the network: what [`Learned::finish`] needs.
 #[derive(Debug, Clone)]
 pub struct Scored {
@@ -163,30 +243,92 @@ pub struct Scored {
 pub const RELATIVE_GRID: [f32; 8] = [0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5];
 /// Absolute thresholds tried by [`search_thresholds`].
 pub const ABSOLUTE_GRID: [f32; 5] = [0.0, 0.01, 0.02, 0.05, 0.1];
+/// Smoothing rounds tried by [`search_thresholds`].
+pub const SMOOTH_GRID: [usize; 4] = [0, 1, 2, 4];
+/// Sharpening exponents tried by [`search_thresholds`].
+pub const SHARPEN_GRID: [f32; 3] = [1.0, 1.5, 2.0];
 
-/// The `(relative, absolute)` thresholds of the grid that maximise the mean of
-/// `score(case index, skin)` over `cases`, with that mean. Meant for validation data only.
+/// The inference settings chosen by [`search_thresholds`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Chosen {
+    pub relative: f32,
+    pub absolute: f32,
+    pub smooth: usize,
+    pub sharpen: f32,
+    /// Mean `[precision, recall, L1]` of the cases with these settings.
+    pub means: [f64; 3],
+    /// `precision + recall - L1` of the means.
+    pub objective: f64,
+    /// Whether the mean recall reaches the asked minimum.
+    pub recall_met: bool,
+}
+
+/// The `(relative, absolute, smooth, sharpen)` settings of the grids that maximise mean
+/// precision + mean recall - mean L1 (`score(case index, skin)` gives the three numbers of one
+/// case) among the settings whose mean recall is at least `min_recall` (all settings when none
+/// reaches it: precision is cheap to buy with thresholds, recall is what a sparse skin loses).
+/// Meant for validation data only.
 pub fn search_thresholds(
     learned: &Learned,
     cases: &[Scored],
     options: &SolveOptions,
-    score: &(dyn Fn(usize, &Skin) -> f64 + Sync),
-) -> Result<(f32, f32, f64), SkinError> {
-    let mut best = (learned.relative, learned.absolute, f64::NEG_INFINITY);
-    for relative in RELATIVE_GRID {
-        for absolute in ABSOLUTE_GRID {
-            let trial = Learned {
-                relative,
-                absolute,
-                ..learned.clone()
-            };
-            let mut total = 0.0;
-            for (i, case) in cases.iter().enumerate() {
-                total += score(i, &trial.finish(case, options)?);
-            }
-            let mean = total / cases.len().max(1) as f64;
-            if mean > best.2 {
-                best = (relative, absolute, mean);
+    min_recall: f64,
+    score: &(dyn Fn(usize, &Skin) -> [f64; 3] + Sync),
+) -> Result<Chosen, SkinError> {
+    let mut best = Chosen {
+        relative: learned.relative,
+        absolute: learned.absolute,
+        smooth: learned.smooth,
+        sharpen: learned.sharpen,
+        means: [f64::NAN; 3],
+        objective: f64::NEG_INFINITY,
+        recall_met: false,
+    };
+    for (smooth_rounds, exponent) in SMOOTH_GRID
+        .iter()
+        .flat_map(|&s| SHARPEN_GRID.iter().map(move |&e| (s, e)))
+    {
+        let adjusted: Vec<Scored> = cases
+            .iter()
+            .map(|case| {
+                let mut probs = smooth(&case.feats, &case.prep.adjacency, &case.probs, smooth_rounds);
+                sharpen(&case.feats, &mut probs, exponent);
+                Scored { probs, ..case.clone() }
+            })
+            .collect();
+        for relative in RELATIVE_GRID {
+            for absolute in ABSOLUTE_GRID {
+                let trial = Learned {
+                    relative,
+                    absolute,
+                    smooth: 0,
+                    sharpen: 1.0,
+                    ..learned.clone()
+                };
+                let mut total = [0.0f64; 3];
+                for (i, case) in adjusted.iter().enumerate() {
+                    let s = score(i, &trial.finish(case, options)?);
+                    total.iter_mut().zip(s).for_each(|(t, s)| *t += s);
+                }
+                let means = total.map(|t| t / cases.len().max(1) as f64);
+                let objective = means[0] + means[1] - means[2];
+                let recall_met = means[1] >= min_recall;
+                let better = match (recall_met, best.recall_met) {
+                    (true, false) => true,
+                    (false, true) => false,
+                    _ => objective > best.objective,
+                };
+                if better {
+                    best = Chosen {
+                        relative,
+                        absolute,
+                        smooth: smooth_rounds,
+                        sharpen: exponent,
+                        means,
+                        objective,
+                        recall_met,
+                    };
+                }
             }
         }
     }
@@ -201,5 +343,59 @@ impl SkinSolver for Learned {
     fn solve(&self, mesh: &Mesh, skeleton: &Skeleton, options: &SolveOptions) -> Result<Skin, SkinError> {
         let scored = self.score(mesh, skeleton)?;
         self.finish(&scored, options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rigml_skin::synthetic::tube_chain;
+
+    fn tube() -> (Prepared, Features) {
+        let (mesh, skeleton) = tube_chain(3, 6, 8, 0.2, 1.0);
+        let prep = Prepared::new(&mesh, &skeleton).unwrap();
+        let feats = features::extract(&prep, &skeleton.parents);
+        (prep, feats)
+    }
+
+    #[test]
+    fn smoothing_pulls_an_outlier_towards_its_ring_and_keeps_rows_normalised() {
+        let (prep, feats) = tube();
+        let n = feats.vertex_count;
+        // Every vertex trusts its nearest candidate, except vertex `odd` which trusts its second.
+        let odd = n / 2;
+        let mut probs = vec![0.0f32; n * CANDIDATES];
+        for v in 0..n {
+            let k = usize::from(v == odd);
+            probs[v * CANDIDATES + k] = 1.0;
+        }
+        let out = smooth(&feats, &prep.adjacency, &probs, 2);
+        let first = out[odd * CANDIDATES];
+        let second = out[odd * CANDIDATES + 1];
+        assert!(first > 0.0 && second < 1.0, "outlier row {first} {second}");
+        for (row, mask) in out.chunks(CANDIDATES).zip(feats.mask.chunks(CANDIDATES)) {
+            assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+            assert!(row.iter().zip(mask).all(|(p, m)| *m > 0.0 || *p == 0.0));
+        }
+        assert_eq!(smooth(&feats, &prep.adjacency, &probs, 0), probs);
+    }
+
+    #[test]
+    fn sharpening_raises_the_largest_share_and_keeps_rows_normalised() {
+        let (_, feats) = tube();
+        let n = feats.vertex_count;
+        let mut probs = vec![0.0f32; n * CANDIDATES];
+        for row in probs.chunks_mut(CANDIDATES) {
+            row[0] = 0.6;
+            row[1] = 0.4;
+        }
+        let before = probs.clone();
+        sharpen(&feats, &mut probs, 1.0);
+        assert_eq!(probs, before);
+        sharpen(&feats, &mut probs, 2.0);
+        for row in probs.chunks(CANDIDATES) {
+            assert!((row[0] - 0.36 / 0.52).abs() < 1e-5, "{row:?}");
+            assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        }
     }
 }

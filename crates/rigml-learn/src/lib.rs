@@ -9,6 +9,7 @@
 
 pub mod curves;
 pub mod features;
+pub mod forward;
 pub mod infer;
 pub mod model;
 pub mod sample;

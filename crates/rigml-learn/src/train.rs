@@ -261,3 +261,63 @@ pub fn train(
     }
     Ok((model_at(&net, config.steps.max(first_step)), history))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_that_cannot_train_are_refused() {
+        assert!(TrainConfig::default().validate().is_ok());
+        let bad = [
+            TrainConfig {
+                steps: 0,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                batch: 0,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                hidden: 0,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                learning_rate: 0.0,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                learning_rate: -1e-3,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                learning_rate: f64::NAN,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                learning_rate: f64::INFINITY,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                deform_weight: -0.5,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                deform_weight: f32::NAN,
+                ..TrainConfig::default()
+            },
+        ];
+        for config in &bad {
+            assert!(
+                matches!(config.validate(), Err(LearnError::Train(_))),
+                "{config:?} was accepted"
+            );
+        }
+        // A zero deformation weight (KL only) is a valid choice.
+        let kl_only = TrainConfig {
+            deform_weight: 0.0,
+            ..TrainConfig::default()
+        };
+        assert!(kl_only.validate().is_ok());
+    }
+}

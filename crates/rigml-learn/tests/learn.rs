@@ -153,4 +153,10 @@ fn the_embedded_model_loads_and_names_its_thresholds() {
     let learned = Learned::embedded().unwrap();
     assert!(learned.relative > 0.0 && learned.relative < 1.0);
     assert!(learned.model().metadata.contains_key("rigml.train.command"));
+    // The smoothing and sharpening chosen on val are stored too, and in range.
+    for key in [rigml_learn::infer::KEY_SMOOTH, rigml_learn::infer::KEY_SHARPEN] {
+        assert!(learned.model().metadata.contains_key(key), "{key} missing");
+    }
+    assert!(learned.smooth <= rigml_learn::infer::MAX_SMOOTH);
+    assert!(learned.sharpen >= 1.0 && learned.sharpen.is_finite());
 }

@@ -1,0 +1,259 @@
+//! Inference-only forward pass of [`crate::model::Net`] over the saved weights: plain f32
+//! matrix products (`matrixmultiply::sgemm`) on chunks of vertices, in parallel with rayon.
+//!
+//! Why not burn at inference: the network is tiny (four linear layers of width 64) and the
+//! ndarray backend spends most of a 20k-vertex forward pass allocating and copying whole
+//! intermediate tensors (the candidate concat, the broadcast of the pooled context, the mask
+//! arithmetic), and it runs them one after another on one core. Here the pooled-context half of
+//! the `mix` layer is computed once per vertex instead of once per candidate, every buffer is a
+//! per-chunk scratch, and chunks run in parallel. Training keeps burn (it needs autodiff); the
+//! unit tests check that both give the same probabilities within 1e-5.
+
+use crate::features::{CANDIDATES, FEATURES};
+use crate::model::ModelFile;
+use crate::LearnError;
+use rayon::prelude::*;
+
+/// Vertices per parallel work item (`VERTS * CANDIDATES` rows per matrix product).
+const VERTS: usize = 256;
+
+/// Logit of padded candidate slots (as the burn network's).
+const PAD_LOGIT: f32 = -1.0e4;
+
+/// One linear layer, `y = x W + b`, `W` row-major `[input, output]` as burn stores it.
+#[derive(Debug, Clone, PartialEq)]
+struct Layer {
+    input: usize,
+    output: usize,
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+impl Layer {
+    fn load(model: &ModelFile, name: &str, input: usize, output: usize) -> Result<Layer, LearnError> {
+        let get = |key: String, shape: &[usize]| -> Result<Vec<f32>, LearnError> {
+            let (s, v) = model
+                .weights
+                .get(&key)
+                .ok_or_else(|| LearnError::Model(format!("no `{key}` tensor")))?;
+            if s.as_slice() != shape || v.len() != shape.iter().product::<usize>() {
+                return Err(LearnError::Model(format!(
+                    "`{key}` has shape {s:?}, expected {shape:?}"
+                )));
+            }
+            if v.iter().any(|x| !x.is_finite()) {
+                return Err(LearnError::Model(format!("`{key}` holds a non-finite value")));
+            }
+            Ok(v.clone())
+        };
+        Ok(Layer {
+            input,
+            output,
+            weight: get(format!("{name}.weight"), &[input, output])?,
+            bias: get(format!("{name}.bias"), &[output])?,
+        })
+    }
+
+    /// `out[rows, output] = x[rows, input_used] · W[row_from..row_from + input_used, :]` (the
+    /// weight rows of a slice of the input features; the bias is left to the caller).
+    fn apply(&self, x: &[f32], rows: usize, input_used: usize, row_from: usize, out: &mut [f32]) {
+        let w = &self.weight[row_from * self.output..(row_from + input_used) * self.output];
+        assert!(x.len() >= rows * input_used && out.len() >= rows * self.output);
+        // SAFETY: the slices hold at least `rows * input_used`, `input_used * output` and
+        // `rows * output` f32s (the assert and the slicing above), the strides describe dense
+        // row-major matrices inside them, and `out` (a `&mut`) aliases neither `x` nor `w`.
+        unsafe {
+            matrixmultiply::sgemm(
+                rows,
+                input_used,
+                self.output,
+                1.0,
+                x.as_ptr(),
+                input_used as isize,
+                1,
+                w.as_ptr(),
+                self.output as isize,
+                1,
+                0.0,
+                out.as_mut_ptr(),
+                self.output as isize,
+                1,
+            );
+        }
+    }
+}
+
+/// The network's weights, ready for [`Dense::probabilities`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dense {
+    hidden: usize,
+    pair: Layer,
+    mix: Layer,
+    deep: Layer,
+    out: Layer,
+}
+
+impl Dense {
+    /// Take the weights of `model` (same names and shapes as [`crate::Net::from_weights`]).
+    pub fn new(model: &ModelFile) -> Result<Dense, LearnError> {
+        let hidden = model
+            .weights
+            .get("pair.weight")
+            .and_then(|(shape, _)| shape.get(1).copied())
+            .filter(|&h| h > 0)
+            .ok_or_else(|| LearnError::Model("no usable `pair.weight` tensor".into()))?;
+        let h = hidden;
+        Ok(Dense {
+            hidden,
+            pair: Layer::load(model, "pair", FEATURES, h)?,
+            mix: Layer::load(model, "mix", 2 * h, h)?,
+            deep: Layer::load(model, "deep", h, h)?,
+            out: Layer::load(model, "out", h, 1)?,
+        })
+    }
+
+    /// Softmax over the candidates, `[n * CANDIDATES]`, for features `x` (`[n * CANDIDATES *
+    /// FEATURES]`) and mask (`[n * CANDIDATES]`).
+    pub fn probabilities(&self, x: &[f32], mask: &[f32]) -> Result<Vec<f32>, LearnError> {
+        let n = mask.len() / CANDIDATES;
+        if mask.len() != n * CANDIDATES || x.len() != n * CANDIDATES * FEATURES {
+            return Err(LearnError::Model(format!(
+                "{} feature values and {} mask values do not describe whole vertices",
+                x.len(),
+                mask.len()
+            )));
+        }
+        let mut out = vec![0.0f32; n * CANDIDATES];
+        out.par_chunks_mut(VERTS * CANDIDATES)
+            .zip(x.par_chunks(VERTS * CANDIDATES * FEATURES))
+            .zip(mask.par_chunks(VERTS * CANDIDATES))
+            .for_each(|((probs, x), mask)| self.chunk(x, mask, probs));
+        Ok(out)
+    }
+
+    /// One chunk of whole vertices.
+    fn chunk(&self, x: &[f32], mask: &[f32], probs: &mut [f32]) {
+        let h = self.hidden;
+        let rows = mask.len();
+        let verts = rows / CANDIDATES;
+        // local = relu(x Wp + bp) * mask
+        let mut local = vec![0.0f32; rows * h];
+        self.pair.apply(x, rows, FEATURES, 0, &mut local);
+        for (r, row) in local.chunks_exact_mut(h).enumerate() {
+            let keep = mask[r];
+            row.iter_mut()
+                .zip(&self.pair.bias)
+                .for_each(|(y, b)| *y = (*y + b).max(0.0) * keep);
+        }
+        // pooled = max over the candidates (padded slots are 0 and ReLU outputs >= 0).
+        let mut pooled = vec![0.0f32; verts * h];
+        for (v, p) in pooled.chunks_exact_mut(h).enumerate() {
+            p.copy_from_slice(&local[v * CANDIDATES * h..(v * CANDIDATES + 1) * h]);
+            for k in 1..CANDIDATES {
+                let row = &local[(v * CANDIDATES + k) * h..(v * CANDIDATES + k + 1) * h];
+                p.iter_mut().zip(row).for_each(|(a, &b)| *a = a.max(b));
+            }
+        }
+        // mixed = relu([local, pooled] Wm + bm): the pooled half once per vertex.
+        let mut context = vec![0.0f32; verts * h];
+        self.mix.apply(&pooled, verts, h, h, &mut context);
+        let mut mixed = vec![0.0f32; rows * h];
+        self.mix.apply(&local, rows, h, 0, &mut mixed);
+        for (r, row) in mixed.chunks_exact_mut(h).enumerate() {
+            let c = &context[(r / CANDIDATES) * h..(r / CANDIDATES + 1) * h];
+            row.iter_mut()
+                .zip(c)
+                .zip(&self.mix.bias)
+                .for_each(|((y, &c), &b)| *y = (*y + c + b).max(0.0));
+        }
+        // deep = relu(mixed Wd + bd) + mixed
+        let deep = &mut local; // reuse: `local` is no longer needed
+        self.deep.apply(&mixed, rows, h, 0, deep);
+        for (d, m) in deep.chunks_exact_mut(h).zip(mixed.chunks_exact(h)) {
+            d.iter_mut()
+                .zip(m)
+                .zip(&self.deep.bias)
+                .for_each(|((y, &m), &b)| *y = (*y + b).max(0.0) + m);
+        }
+        // logits = deep wo + bo, masked; softmax per vertex.
+        self.out.apply(deep, rows, h, 0, probs);
+        let bias = self.out.bias.first().copied().unwrap_or(0.0);
+        for (p, &m) in probs.iter_mut().zip(mask) {
+            *p = (*p + bias) * m + (1.0 - m) * PAD_LOGIT;
+        }
+        for row in probs.chunks_exact_mut(CANDIDATES) {
+            let top = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let mut sum = 0.0;
+            for p in row.iter_mut() {
+                *p = (*p - top).exp();
+                sum += *p;
+            }
+            row.iter_mut().for_each(|p| *p /= sum);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{tensor_values, Net, NetConfig};
+    use burn::tensor::activation::softmax;
+    use burn::tensor::{Tensor, TensorData};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use std::collections::HashMap;
+
+    #[test]
+    fn matches_the_burn_network_within_1e_5() {
+        let device = crate::device();
+        device.seed(3);
+        let net = Net::new(NetConfig { hidden: 24 }, &device);
+        let model = ModelFile::from_net(&net, HashMap::new());
+        let dense = Dense::new(&model).unwrap();
+        // 600 vertices (more than two chunks), some with padded slots.
+        let n = 600;
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let x: Vec<f32> = (0..n * CANDIDATES * FEATURES)
+            .map(|_| 2.0 * rng.random::<f32>() - 1.0)
+            .collect();
+        let mask: Vec<f32> = (0..n * CANDIDATES)
+            .map(|i| f32::from(u8::from(i % CANDIDATES < 2 + (i / CANDIDATES) % 7)))
+            .collect();
+        let mut x_padded = x.clone();
+        for (i, m) in mask.iter().enumerate() {
+            if *m == 0.0 {
+                x_padded[i * FEATURES..(i + 1) * FEATURES].fill(0.0);
+            }
+        }
+        let ours = dense.probabilities(&x_padded, &mask).unwrap();
+        let xt = Tensor::<3>::from_data(TensorData::new(x_padded, [n, CANDIDATES, FEATURES]), &device);
+        let mt = Tensor::<2>::from_data(TensorData::new(mask.clone(), [n, CANDIDATES]), &device);
+        let theirs = tensor_values(softmax(net.forward(xt, mt), 1).into_data());
+        assert_eq!(ours.len(), theirs.len());
+        let worst = ours
+            .iter()
+            .zip(&theirs)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst <= 1e-5, "largest difference {worst}");
+        for (row, m) in ours.chunks(CANDIDATES).zip(mask.chunks(CANDIDATES)) {
+            assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+            assert!(row.iter().zip(m).all(|(p, m)| *m > 0.0 || *p < 1e-6));
+        }
+    }
+
+    #[test]
+    fn broken_models_and_ragged_inputs_are_refused() {
+        let device = crate::device();
+        let net = Net::new(NetConfig { hidden: 4 }, &device);
+        let mut model = ModelFile::from_net(&net, HashMap::new());
+        let dense = Dense::new(&model).unwrap();
+        assert!(dense.probabilities(&[0.0; FEATURES], &[1.0; CANDIDATES]).is_err());
+        if let Some((_, v)) = model.weights.get_mut("deep.weight") {
+            v[0] = f32::NAN;
+        }
+        assert!(Dense::new(&model).is_err());
+        model.weights.remove("deep.weight");
+        assert!(Dense::new(&model).is_err());
+    }
+}
