@@ -16,7 +16,7 @@ use std::time::Instant;
 pub const TEMPLATES: &[&str] = &["auto", "humanoid"];
 
 /// The skeleton placer of `template`.
-pub fn placer(template: &str) -> Result<Box<dyn SkeletonPlacer>> {
+pub fn placer(template: &str) -> Result<Box<dyn SkeletonPlacer + Send>> {
     Ok(match template {
         "auto" => Box::new(rigml_rig::Auto::default()),
         "humanoid" => bail!("--template humanoid is not available in this build yet (use --template auto)"),

@@ -47,6 +47,8 @@ pub struct AutoParams {
     pub bend: f32,
     /// Shortest bone kept.
     pub min_bone: f32,
+    /// Leaf joints sit this far (along the limb) before the tip.
+    pub tip_trim: f32,
     /// Share of voxels whose mirror image must be solid for the shape to count as symmetric.
     pub symmetry: f32,
     /// Largest distance between a joint and its partner's mirror image for them to pair.
@@ -63,6 +65,7 @@ impl Default for AutoParams {
             spacing: 0.07,
             bend: 0.015,
             min_bone: 0.02,
+            tip_trim: 0.0,
             symmetry: 0.85,
             pair: 0.03,
         }
@@ -151,6 +154,7 @@ impl Auto {
             spacing: p.spacing * size,
             bend: p.bend * size,
             min_bone: p.min_bone * size,
+            tip_trim: p.tip_trim * size,
         };
         let mut joints = simplify::joints(&nodes, &lengths);
         pull_inside(&mut joints.positions, &solid);

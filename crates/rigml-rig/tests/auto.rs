@@ -193,6 +193,7 @@ fn sweep() {
                 "spacing" => params.spacing = x,
                 "bend" => params.bend = x,
                 "min_bone" => params.min_bone = x,
+                "tip_trim" => params.tip_trim = x,
                 "symmetry" => params.symmetry = x,
                 "pair" => params.pair = x,
                 _ => panic!("unknown parameter {k}"),

@@ -20,6 +20,10 @@ pub struct Lengths {
     pub bend: f32,
     /// Bones shorter than this are merged away.
     pub min_bone: f32,
+    /// Leaf chains end this far (along the chain) before the tip of the part, where rigs put
+    /// their last joint (the wrist, the ankle, the end of the tail), when the chain is more
+    /// than twice as long.
+    pub tip_trim: f32,
 }
 
 /// A joint tree: positions and parents (`parent < child`).
@@ -154,6 +158,26 @@ pub fn chain_points(polyline: &[Vec3], lengths: &Lengths) -> Vec<Vec3> {
     out
 }
 
+/// Shorten a polyline by `trim` arc length at its end, if it is longer than twice that.
+fn trim_end(polyline: &mut Vec<Vec3>, trim: f32) {
+    let length = arc_length(polyline);
+    if trim <= 0.0 || length <= 2.0 * trim {
+        return;
+    }
+    let end = point_at(polyline, length - trim);
+    let mut s = 0.0;
+    let mut keep = 1;
+    for (i, w) in polyline.windows(2).enumerate() {
+        s += w[0].distance(w[1]);
+        if s >= length - trim {
+            break;
+        }
+        keep = i + 2;
+    }
+    polyline.truncate(keep);
+    polyline.push(end);
+}
+
 /// Smooth the inner points of a polyline (ends fixed): `iterations` of moving each point
 /// halfway to the mean of its neighbours. Removes the voxel staircase from centroid paths.
 fn smooth(polyline: &mut [Vec3], iterations: usize) {
@@ -197,6 +221,9 @@ pub fn joints(nodes: &[Node], lengths: &Lengths) -> Joints {
                 if let Some(k) = (1..interior.len()).rev().find(|&k| interior[k]) {
                     polyline.truncate(k + 1);
                 }
+            }
+            if is_leaf {
+                trim_end(&mut polyline, lengths.tip_trim);
             }
             smooth(&mut polyline, 3);
             let mut parent = joint;
@@ -254,6 +281,7 @@ mod tests {
             spacing: 0.25,
             bend: 0.01,
             min_bone: 0.01,
+            tip_trim: 0.0,
         };
         let pts = chain_points(&l, &lengths);
         assert_eq!(pts.len(), 4);
@@ -280,6 +308,7 @@ mod tests {
             spacing: 1.0,
             bend: 0.1,
             min_bone: 0.05,
+            tip_trim: 0.0,
         };
         let j = joints(&nodes, &lengths);
         // root, 1 (junction), 2, 3 on the trunk; 4, 5 on the branch.
