@@ -61,19 +61,33 @@ fn rig_bad_input_fails_cleanly_naming_the_file() {
     std::fs::write(dir.path().join("broken.obj"), "v 0 0 0\nv 1 0 0\nf 1 2 7\n").unwrap();
     assert_clean_failure(&rigml(dir.path(), &["rig", "broken.obj", "-o", "a.glb"]), "broken.obj");
     assert_clean_failure(&rigml(dir.path(), &["rig", "missing.obj", "-o", "a.glb"]), "missing.obj");
-    // A mesh with no volume (one flat triangle) cannot be rigged.
-    std::fs::write(dir.path().join("flat.obj"), "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
-    let o = rigml(dir.path(), &["rig", "flat.obj", "-o", "flat.glb", "--skin", "nearest"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("flat.obj"), "{}", stderr(&o));
-    assert!(!dir.path().join("flat.glb").exists());
+    // A mesh without extent (every vertex at one point) cannot be rigged.
+    std::fs::write(dir.path().join("point.obj"), "v 1 1 1\nv 1 1 1\nv 1 1 1\nf 1 2 3\n").unwrap();
+    let o = rigml(dir.path(), &["rig", "point.obj", "-o", "point.glb", "--skin", "nearest"]);
+    assert_clean_failure(&o, "point.obj");
+    assert!(stderr(&o).contains("extent"), "{}", stderr(&o));
+    assert!(!dir.path().join("point.glb").exists());
     // The humanoid template is not in this build yet: a clear error, not a panic.
-    let o = rigml(dir.path(), &["rig", "flat.obj", "-o", "y.glb", "--template", "humanoid"]);
+    let o = rigml(dir.path(), &["rig", "point.obj", "-o", "y.glb", "--template", "humanoid"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("humanoid"), "{}", stderr(&o));
     // Only glTF output.
-    let o = rigml(dir.path(), &["rig", "flat.obj", "-o", "y.obj"]);
+    let o = rigml(dir.path(), &["rig", "point.obj", "-o", "y.obj"]);
     assert_clean_failure(&o, "y.obj");
+}
+
+/// CSV fields of one line (quoted fields may hold commas).
+fn fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
 }
 
 #[test]
@@ -96,9 +110,9 @@ fn eval_scores_rig_auto_with_skeleton_metrics() {
     assert_ok(&o);
     let csv = std::fs::read_to_string(dir.path().join("report/per_asset.csv")).unwrap();
     let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let values: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| values[header.iter().position(|h| *h == name).unwrap()];
+    let header = fields(lines.next().unwrap());
+    let values = fields(lines.next().unwrap());
+    let col = |name: &str| values[header.iter().position(|h| h == name).unwrap()].as_str();
     assert_eq!(col("method"), "rig-auto");
     assert_eq!(col("failed"), "false");
     let cd: f64 = col("cd_j2j").parse().unwrap();
