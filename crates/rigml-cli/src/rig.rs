@@ -86,7 +86,10 @@ pub fn run(args: &Args) -> Result<String> {
         ..SolveOptions::default()
     };
     let bar = ProgressBar::new_spinner();
-    bar.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
     bar.enable_steady_tick(std::time::Duration::from_millis(120));
     let mut marks: Vec<(Stage, Instant)> = Vec::new();
     let mut progress = |stage: Stage| {
@@ -98,8 +101,15 @@ pub fn run(args: &Args) -> Result<String> {
         marks.push((stage, Instant::now()));
     };
     let vertices = loaded.mesh.vertex_count();
-    let rigged = rigml_rig::rig_with_progress(&name, loaded.mesh, placer.as_ref(), solver.as_ref(), &options, &mut progress)
-        .map_err(|e| anyhow!("{}: {e}", args.input.display()));
+    let rigged = rigml_rig::rig_with_progress(
+        &name,
+        loaded.mesh,
+        placer.as_ref(),
+        solver.as_ref(),
+        &options,
+        &mut progress,
+    )
+    .map_err(|e| anyhow!("{}: {e}", args.input.display()));
     bar.finish_and_clear();
     let character = rigged?;
     let stage_s = |from: Stage, to: Stage| {
@@ -137,7 +147,11 @@ pub fn run(args: &Args) -> Result<String> {
     }
     let mut out = String::new();
     if had_skeleton {
-        let _ = writeln!(out, "note: {}: its own skeleton and skin are ignored", args.input.display());
+        let _ = writeln!(
+            out,
+            "note: {}: its own skeleton and skin are ignored",
+            args.input.display()
+        );
     }
     let _ = writeln!(
         out,

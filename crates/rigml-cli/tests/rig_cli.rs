@@ -60,15 +60,24 @@ fn rig_bad_input_fails_cleanly_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("broken.obj"), "v 0 0 0\nv 1 0 0\nf 1 2 7\n").unwrap();
     assert_clean_failure(&rigml(dir.path(), &["rig", "broken.obj", "-o", "a.glb"]), "broken.obj");
-    assert_clean_failure(&rigml(dir.path(), &["rig", "missing.obj", "-o", "a.glb"]), "missing.obj");
+    assert_clean_failure(
+        &rigml(dir.path(), &["rig", "missing.obj", "-o", "a.glb"]),
+        "missing.obj",
+    );
     // A mesh without extent (every vertex at one point) cannot be rigged.
     std::fs::write(dir.path().join("point.obj"), "v 1 1 1\nv 1 1 1\nv 1 1 1\nf 1 2 3\n").unwrap();
-    let o = rigml(dir.path(), &["rig", "point.obj", "-o", "point.glb", "--skin", "nearest"]);
+    let o = rigml(
+        dir.path(),
+        &["rig", "point.obj", "-o", "point.glb", "--skin", "nearest"],
+    );
     assert_clean_failure(&o, "point.obj");
     assert!(stderr(&o).contains("extent"), "{}", stderr(&o));
     assert!(!dir.path().join("point.glb").exists());
     // The humanoid template is not in this build yet: a clear error, not a panic.
-    let o = rigml(dir.path(), &["rig", "point.obj", "-o", "y.glb", "--template", "humanoid"]);
+    let o = rigml(
+        dir.path(),
+        &["rig", "point.obj", "-o", "y.glb", "--template", "humanoid"],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("humanoid"), "{}", stderr(&o));
     // Only glTF output.
@@ -99,13 +108,29 @@ fn eval_scores_rig_auto_with_skeleton_metrics() {
     let header: Vec<&str> = row.fields.keys().map(String::as_str).collect();
     let line: Vec<String> = header
         .iter()
-        .map(|h| if *h == "path" { s(&row.path()).to_string() } else { row.get(h).to_string() })
+        .map(|h| {
+            if *h == "path" {
+                s(&row.path()).to_string()
+            } else {
+                row.get(h).to_string()
+            }
+        })
         .collect();
     let manifest = format!("{}\n{}\n", header.join("\t"), line.join("\t"));
     std::fs::write(dir.path().join("manifest.tsv"), manifest).unwrap();
     let o = rigml(
         dir.path(),
-        &["eval", "--data", "manifest.tsv", "--split", "val", "--methods", "rig-auto", "-o", "report"],
+        &[
+            "eval",
+            "--data",
+            "manifest.tsv",
+            "--split",
+            "val",
+            "--methods",
+            "rig-auto",
+            "-o",
+            "report",
+        ],
     );
     assert_ok(&o);
     let csv = std::fs::read_to_string(dir.path().join("report/per_asset.csv")).unwrap();
@@ -119,7 +144,10 @@ fn eval_scores_rig_auto_with_skeleton_metrics() {
     assert!(cd > 0.0 && cd < 0.1, "CD-J2J {cd}");
     let summary = std::fs::read_to_string(dir.path().join("report/summary.md")).unwrap();
     assert!(summary.contains("## cd_j2j"), "{summary}");
-    let o = rigml(dir.path(), &["eval", "--data", "manifest.tsv", "--methods", "rig-nothing"]);
+    let o = rigml(
+        dir.path(),
+        &["eval", "--data", "manifest.tsv", "--methods", "rig-nothing"],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("rig-nothing"), "{}", stderr(&o));
 }

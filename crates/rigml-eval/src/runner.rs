@@ -10,8 +10,8 @@ use crate::dataset::AssetRow;
 use crate::deformation::{self, DeformScores};
 use crate::external;
 use crate::report::{AssetResult, LoadFailure, Report};
-use crate::skeleton_metrics::{self, JointSet};
 use crate::robustness::{self, Declared, Failure};
+use crate::skeleton_metrics::{self, JointSet};
 use crate::skin_metrics::{self, Mode, PreparedGt, Row};
 use crate::EvalError;
 use rigml_core::{Character, Skeleton, Skin};
@@ -255,7 +255,9 @@ fn run_rigger(row: &AssetRow, p: &Prepared, method: &Method, rig: &RigFn) -> Ass
         match skeleton_metrics::score(&pred, &gt) {
             Some(scores) => result.skeleton = Some(scores),
             None if pred.positions.is_empty() => result.failures.push(Failure::NoJoints),
-            None => result.notes.push("skeleton metrics: the ground truth has no joint".into()),
+            None => result
+                .notes
+                .push("skeleton metrics: the ground truth has no joint".into()),
         }
     }
     if let Some(f) = robustness::check_time(std::time::Duration::from_secs_f64(run.wall_s), n) {

@@ -46,7 +46,10 @@ fn riggers_are_scored_with_skeleton_metrics_and_failures_counted() {
     let d = Vec3::new(0.01 / scale, 0.0, 0.0);
     let methods = vec![
         Method::rigger("perfect", |bare| {
-            assert!(bare.skeleton.is_empty() && bare.skin.is_none(), "the rigger sees the bare mesh");
+            assert!(
+                bare.skeleton.is_empty() && bare.skin.is_none(),
+                "the rigger sees the bare mesh"
+            );
             Ok(artist_skeleton())
         }),
         Method::rigger("shifted", move |_| Ok(shifted(artist_skeleton(), d))),
@@ -84,7 +87,11 @@ fn riggers_are_scored_with_skeleton_metrics_and_failures_counted() {
     // No weight metric for riggers, and summary/CSV carry the skeleton columns.
     assert!(get("perfect", "l1_raw").is_empty());
     let csv = report.per_asset_csv();
-    assert!(csv.lines().next().unwrap().contains(",cd_j2j,cd_j2b,cd_b2b,joint_count_error_abs,"));
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .contains(",cd_j2j,cd_j2b,cd_b2b,joint_count_error_abs,"));
     let summary = rigml_eval::summary::summary_md(&report);
     assert!(summary.contains("## cd_j2j (lower is better)"), "{summary}");
     assert!(!summary.contains("## l1_raw"), "{summary}");

@@ -21,17 +21,16 @@ fn rig(c: &mut Criterion) {
     let mut group = c.benchmark_group(format!("{}k_verts_humanoid", mesh.vertex_count() / 1000));
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));
-    group.bench_function("place_auto", |b| b.iter(|| black_box(auto.place(&mesh).expect("place"))));
+    group.bench_function("place_auto", |b| {
+        b.iter(|| black_box(auto.place(&mesh).expect("place")))
+    });
     group.bench_function(format!("place_auto_and_skin_learned_{joints}_joints"), |b| {
-        b.iter(|| {
-            black_box(
-                rigml_rig::rig("bench", mesh.clone(), &auto, &learned, &options).expect("rig"),
-            )
-        })
+        b.iter(|| black_box(rigml_rig::rig("bench", mesh.clone(), &auto, &learned, &options).expect("rig")))
     });
-    group.bench_function(format!("baseline_skin_learned_{}_joints", skeleton.joint_count()), |b| {
-        b.iter(|| black_box(learned.solve(&mesh, &skeleton, &options).expect("solve")))
-    });
+    group.bench_function(
+        format!("baseline_skin_learned_{}_joints", skeleton.joint_count()),
+        |b| b.iter(|| black_box(learned.solve(&mesh, &skeleton, &options).expect("solve"))),
+    );
     group.finish();
 }
 

@@ -60,8 +60,8 @@ impl Default for AutoParams {
         AutoParams {
             resolution: 128,
             band: 2.0,
-            min_branch: 0.05,
-            thickness: 1.5,
+            min_branch: 0.1,
+            thickness: 2.5,
             spacing: 0.07,
             bend: 0.015,
             min_bone: 0.02,
@@ -123,9 +123,7 @@ impl Auto {
         let mut solid = Solid::new(&mesh.positions, &mesh.triangles, p.resolution)
             .ok_or_else(|| Self::error("the mesh gives no solid voxels"))?;
         // Characters stand on Y; left/right is X (glTF) or, for a shape turned sideways, Z.
-        let (found, symmetry_score) = solid
-            .best_mirror(&[0, 2])
-            .map_or((None, 0.0), |(m, s)| (Some(m), s));
+        let (found, symmetry_score) = solid.best_mirror(&[0, 2]).map_or((None, 0.0), |(m, s)| (Some(m), s));
         let mirror = found.filter(|_| symmetry_score >= p.symmetry);
         if let Some(m) = mirror {
             solid.symmetrise(m);
@@ -192,7 +190,11 @@ fn pull_inside(positions: &mut [Vec3], solid: &Solid) {
         for dz in -2i32..=2 {
             for dy in -2i32..=2 {
                 for dx in -2i32..=2 {
-                    let n = [c[0] as i64 + dx as i64, c[1] as i64 + dy as i64, c[2] as i64 + dz as i64];
+                    let n = [
+                        c[0] as i64 + dx as i64,
+                        c[1] as i64 + dy as i64,
+                        c[2] as i64 + dz as i64,
+                    ];
                     if (0..3).any(|a| n[a] < 0 || n[a] >= grid.dims[a] as i64) {
                         continue;
                     }
@@ -217,7 +219,13 @@ fn pull_inside(positions: &mut [Vec3], solid: &Solid) {
 /// Pair joints with the joint nearest their mirror image (mutually nearest, within `pair`),
 /// make each pair exactly mirrored and put unpaired joints within `on_plane` of the plane on
 /// it. Returns each joint's partner.
-fn enforce_symmetry(joints: &mut Joints, mirror: Mirror, solid: &Solid, pair: f32, on_plane: f32) -> Vec<Option<usize>> {
+fn enforce_symmetry(
+    joints: &mut Joints,
+    mirror: Mirror,
+    solid: &Solid,
+    pair: f32,
+    on_plane: f32,
+) -> Vec<Option<usize>> {
     let n = joints.positions.len();
     let plane = mirror.plane(&solid.grid);
     let axis = mirror.axis;
@@ -259,7 +267,12 @@ fn enforce_symmetry(joints: &mut Joints, mirror: Mirror, solid: &Solid, pair: f3
 
 /// Names: `root` for joint 0, then `joint_NNN` numbered in order, a mirrored pair sharing its
 /// number with `_L` on the +axis side (the character's left in glTF) and `_R` on the other.
-fn name_joints(joints: &Joints, pairs: &[Option<usize>], mirror: Option<(usize, f32)>, forward: Vec3) -> PlacedSkeleton {
+fn name_joints(
+    joints: &Joints,
+    pairs: &[Option<usize>],
+    mirror: Option<(usize, f32)>,
+    forward: Vec3,
+) -> PlacedSkeleton {
     let n = joints.positions.len();
     let mut names = vec![String::new(); n];
     let mut number = 0;

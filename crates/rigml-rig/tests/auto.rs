@@ -44,7 +44,14 @@ fn tube(mesh: &mut Mesh, a: Vec3, b: Vec3, radius: f32, rings: usize, around: us
 /// symmetric about x = 0 for even counts.
 fn star(arms: usize) -> (Mesh, Vec<Vec3>) {
     let mut mesh = Mesh::default();
-    tube(&mut mesh, Vec3::new(0.0, 0.0, -0.2), Vec3::new(0.0, 0.0, 0.2), 0.22, 4, 24);
+    tube(
+        &mut mesh,
+        Vec3::new(0.0, 0.0, -0.2),
+        Vec3::new(0.0, 0.0, 0.2),
+        0.22,
+        4,
+        24,
+    );
     let mut tips = Vec::new();
     for i in 0..arms {
         let angle = std::f32::consts::TAU * (i as f32 + 0.5) / arms as f32;
@@ -99,7 +106,11 @@ fn star_of_tubes_gets_one_joint_per_arm_tip_all_inside() {
             .collect();
         assert_eq!(parts.last().unwrap().end as usize, mesh.triangles.len());
         for (j, h) in skeleton.heads.iter().enumerate() {
-            assert!(inside(&bvh, &parts, *h), "{arms} arms: joint {} at {h} is outside", skeleton.names[j]);
+            assert!(
+                inside(&bvh, &parts, *h),
+                "{arms} arms: joint {} at {h} is outside",
+                skeleton.names[j]
+            );
         }
         let leaves = leaves(&skeleton);
         assert_eq!(leaves.len(), arms, "{arms} arms: leaves {leaves:?} in {skeleton:?}");
@@ -127,7 +138,11 @@ fn symmetric_star_gets_mirrored_left_right_pairs() {
         let partner = s.names[j].replace("_L", "_R");
         let k = s.names.iter().position(|n| *n == partner).unwrap();
         let image = Vec3::new(2.0 * plane - s.heads[k].x, s.heads[k].y, s.heads[k].z);
-        assert!(s.heads[j].distance(image) < 1e-4, "{} vs mirrored {partner}", s.names[j]);
+        assert!(
+            s.heads[j].distance(image) < 1e-4,
+            "{} vs mirrored {partner}",
+            s.names[j]
+        );
         assert!(s.heads[j].x > plane);
     }
 }
@@ -164,8 +179,9 @@ fn scores(character: &rigml_core::Character, placed: &PlacedSkeleton) -> Skeleto
 
 #[test]
 fn train_quadruped_and_creature_score_under_measured_bounds() {
-    // Bounds: measured CD-J2J with the default parameters plus a margin (see the report).
-    for (id, bound) in [("quaternius-animals-fox", 0.05), ("quaternius-easy-enemies-rat", 0.05)] {
+    // Bounds: CD-J2J measured with the default parameters (fox 0.0469, rat 0.0382) plus a
+    // margin; a broken placer lands far above (a single joint at the centre scores > 0.15).
+    for (id, bound) in [("quaternius-animals-fox", 0.055), ("quaternius-easy-enemies-rat", 0.045)] {
         let row = common::manifest().into_iter().find(|r| r.id() == id).unwrap();
         assert_eq!(row.get("split"), "train");
         let character = rigml_io::load(&row.path()).unwrap();

@@ -267,7 +267,13 @@ mod tests {
 
     #[test]
     fn douglas_peucker_keeps_the_corner() {
-        let l = [Vec3::ZERO, Vec3::X, Vec3::new(2.0, 0.0, 0.0), Vec3::new(2.0, 1.0, 0.0), Vec3::new(2.0, 2.0, 0.0)];
+        let l = [
+            Vec3::ZERO,
+            Vec3::X,
+            Vec3::new(2.0, 0.0, 0.0),
+            Vec3::new(2.0, 1.0, 0.0),
+            Vec3::new(2.0, 2.0, 0.0),
+        ];
         assert_eq!(douglas_peucker(&l, 0.1), vec![0, 2, 4]);
         assert_eq!(douglas_peucker(&l, 5.0), vec![0, 4]);
     }
@@ -285,7 +291,10 @@ mod tests {
         };
         let pts = chain_points(&l, &lengths);
         assert_eq!(pts.len(), 4);
-        assert!((pts[0].x - 0.25).abs() < 1e-5 && (pts[3].x - 1.0).abs() < 1e-5, "{pts:?}");
+        assert!(
+            (pts[0].x - 0.25).abs() < 1e-5 && (pts[3].x - 1.0).abs() < 1e-5,
+            "{pts:?}"
+        );
     }
 
     #[test]
