@@ -237,13 +237,13 @@ fn enforce_symmetry(
             .min_by(|a, b| a.1.total_cmp(&b.1))
     };
     let mut partner = vec![None; n];
-    for j in 0..n {
+    for (j, slot) in partner.iter_mut().enumerate() {
         if (joints.positions[j][axis] - plane).abs() <= on_plane {
             continue;
         }
         if let Some((k, d)) = nearest_to_image(j, &joints.positions) {
             if d <= pair && nearest_to_image(k, &joints.positions).is_some_and(|(back, _)| back == j) {
-                partner[j] = Some(k);
+                *slot = Some(k);
             }
         }
     }

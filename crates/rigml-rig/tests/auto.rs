@@ -181,7 +181,10 @@ fn scores(character: &rigml_core::Character, placed: &PlacedSkeleton) -> Skeleto
 fn train_quadruped_and_creature_score_under_measured_bounds() {
     // Bounds: CD-J2J measured with the default parameters (fox 0.0469, rat 0.0382) plus a
     // margin.
-    for (id, bound) in [("quaternius-animals-fox", 0.055), ("quaternius-easy-enemies-rat", 0.045)] {
+    for (id, bound) in [
+        ("quaternius-animals-fox", 0.055),
+        ("quaternius-easy-enemies-rat", 0.045),
+    ] {
         let row = common::manifest().into_iter().find(|r| r.id() == id).unwrap();
         assert_eq!(row.get("split"), "train");
         let character = rigml_io::load(&row.path()).unwrap();

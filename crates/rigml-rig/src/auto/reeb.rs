@@ -144,8 +144,7 @@ pub fn reeb_tree(solid: &Solid, sources: &[usize], band: f32, depth: &[u32]) -> 
                 .is_none_or(|cell| solid.grid.cells[solid.grid.index(cell)] != Cell::Interior)
         })
         .collect();
-    for v in 0..n {
-        let p = piece_of[v];
+    for (v, &p) in piece_of.iter().enumerate() {
         if p == NONE || !needs_snap[p as usize] {
             continue;
         }

@@ -322,7 +322,7 @@ mod tests {
         let j = joints(&nodes, &lengths);
         // root, 1 (junction), 2, 3 on the trunk; 4, 5 on the branch.
         assert_eq!(j.positions.len(), 6, "{j:?}");
-        let leaves = (0..6).filter(|&a| !j.parents.iter().any(|p| *p == Some(a))).count();
+        let leaves = (0..6).filter(|&a| !j.parents.contains(&Some(a))).count();
         assert_eq!(leaves, 2);
         assert!(j.parents.iter().enumerate().all(|(c, p)| p.is_none_or(|p| p < c)));
     }

@@ -63,6 +63,10 @@ impl Mirror {
     }
 }
 
+/// Where two components' growth met: (path length in cells, solid voxel of the lower-numbered
+/// component, solid voxel of the other), voxels as grid indices.
+type Meeting = (u32, u32, u32);
+
 /// The 26 neighbour offsets with their step lengths ×1000 (1, √2, √3).
 pub const OFFSETS: [([i32; 3], u32); 26] = offsets();
 
@@ -199,7 +203,7 @@ impl Solid {
         }
         let comp = |g: u32, source: &[u32]| label[self.compact[source[g as usize] as usize] as usize];
         // (component a < b) -> (length, voxel of a, voxel of b)
-        let mut meetings: HashMap<(u32, u32), (u32, u32, u32)> = HashMap::new();
+        let mut meetings: HashMap<(u32, u32), Meeting> = HashMap::new();
         while let Some(g) = queue.pop_front() {
             let a = comp(g as u32, &source);
             for (n, _) in neighbours(dims, g) {
@@ -225,7 +229,7 @@ impl Solid {
                 }
             }
         }
-        let mut edges: Vec<((u32, u32), (u32, u32, u32))> = meetings.into_iter().collect();
+        let mut edges: Vec<((u32, u32), Meeting)> = meetings.into_iter().collect();
         edges.sort_unstable_by_key(|&(key, (length, _, _))| (length, key));
         let mut sets = UnionFind::new(count);
         let mut drawn = 0;
@@ -315,11 +319,11 @@ impl Solid {
     pub fn depth(&self) -> Vec<u32> {
         let mut depth = vec![0u32; self.len()];
         let mut queue = VecDeque::new();
-        for v in 0..self.len() {
+        for (v, d) in depth.iter_mut().enumerate() {
             let outside = neighbours(self.grid.dims, self.voxels[v] as usize).count() < 26
                 || neighbours(self.grid.dims, self.voxels[v] as usize).any(|(n, _)| self.compact[n] == NONE);
             if outside {
-                depth[v] = 1;
+                *d = 1;
                 queue.push_back(v);
             }
         }
