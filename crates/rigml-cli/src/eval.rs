@@ -1,5 +1,6 @@
-//! `rigml eval`: score skin-weight methods against the artists' weights of a manifest split
-//! (metrics of docs/METRICS.md) and write a report folder.
+//! `rigml eval`: score skin-weight methods against the artists' weights, and auto-riggers
+//! (`rig-<template>`) against the artists' skeletons, on a manifest split (metrics of
+//! docs/METRICS.md), and write a report folder.
 
 use crate::skin::{solver, METHODS};
 use anyhow::{bail, Context, Result};
@@ -16,6 +17,8 @@ use std::path::PathBuf;
 Examples:
   rigml eval --split val --methods learned,heat,nearest,voxel -o report/
   rigml eval --split val --methods learned --model my-skin.safetensors -o report-mine/
+  rigml eval --split val --methods rig-detect,rig-humanoid,rig-auto -o report-rig/
+                                               (skeleton metrics: CD-J2J, ...)
   rigml eval --data ../shared/data/manifest.tsv --split val --methods heat \\
              --weights-from blender=bpy-weights/ -o report/ --force
 External weights: one file per asset in the folder, named <asset id>.npz (`weights` N×J and
@@ -27,7 +30,9 @@ pub struct Args {
     /// Which split to score: train, val, test or all.
     #[arg(long, default_value = "val", value_parser = ["train", "val", "test", "all"])]
     pub split: String,
-    /// Comma-separated solvers to run on every asset (learned, nearest, heat, voxel).
+    /// Comma-separated methods to run on every asset: skin solvers (learned, nearest, heat,
+    /// voxel) and auto-riggers (rig-detect, rig-humanoid, rig-auto), which get the bare mesh and are scored
+    /// on their skeletons.
     #[arg(long, value_delimiter = ',', default_value = "learned,nearest,heat,voxel")]
     pub methods: Vec<String>,
     /// Model file for the learned method (default: the embedded model).
@@ -56,8 +61,23 @@ pub fn run(args: &Args) -> Result<String> {
     let split = (args.split != "all").then_some(args.split.as_str());
     let mut methods = Vec::new();
     for name in args.methods.iter().filter(|m| !m.is_empty()) {
+        if let Some(template) = name.strip_prefix("rig-") {
+            let placer = crate::rig::placer(template).with_context(|| format!("--methods {name}"))?;
+            methods.push(Method::rigger(name, move |c| {
+                placer
+                    .place(&c.mesh)
+                    .and_then(|p| p.to_skeleton())
+                    .map_err(|e| e.to_string())
+            }));
+            continue;
+        }
         if !METHODS.contains(&name.as_str()) {
-            bail!("unknown method {name:?} (choose from {})", METHODS.join(", "));
+            let riggers: Vec<String> = crate::rig::TEMPLATES.iter().map(|t| format!("rig-{t}")).collect();
+            bail!(
+                "unknown method {name:?} (choose from {}, {})",
+                METHODS.join(", "),
+                riggers.join(", ")
+            );
         }
         let options = SolveOptions::default();
         let solver = solver(name, None, args.model.as_deref())?;

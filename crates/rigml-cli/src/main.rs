@@ -13,6 +13,7 @@ mod ikrig;
 mod inspect;
 mod render;
 mod retarget;
+mod rig;
 mod skin;
 mod skin_seq;
 mod train;
@@ -31,6 +32,7 @@ Examples:
   rigml render Fox.glb --all --poses 6 -o fox.png
   rigml skin Ranger.glb -o ranger.glb         learned weights (the embedded model)
   rigml skin Ranger.glb --method heat -o ranger-heat.glb
+  rigml rig creature.obj -o creature.glb      place a skeleton in a bare mesh and skin it
   rigml train --split train --val val -o skin.safetensors
   rigml clean walk.bvh -o walk-clean.bvh  smooth a mocap clip and remove foot skate
   rigml retarget walk.bvh --to Ranger.glb -o ranger-walk.glb
@@ -38,7 +40,8 @@ Examples:
   rigml view Fox.glb                  look at mesh, skeleton, weights and clips in a browser
   rigml decompose sequences/horse_gallop --bones 30 -o horse.glb
   rigml skin-seq Wolf.glb --clip 11 --method heat --consistent
-  rigml eval --split val --methods learned,heat,nearest,voxel -o report/";
+  rigml eval --split val --methods learned,heat,nearest,voxel -o report/
+  rigml eval --split val --methods rig-auto -o report-rig/";
 
 /// rigml: rigging tools for 3D characters (skin weights, formats, animation).
 #[derive(Parser)]
@@ -58,6 +61,7 @@ enum Command {
     Eval(eval::Args),
     Clean(clean::Args),
     Retarget(retarget::Args),
+    Rig(rig::Args),
     Ikrig(ikrig::Args),
     View(view::Args),
     Decompose(decompose::Args),
@@ -76,6 +80,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => eval::run(&args),
         Command::Clean(args) => clean::run(&args),
         Command::Retarget(args) => retarget::run(&args),
+        Command::Rig(args) => rig::run(&args),
         Command::Ikrig(args) => ikrig::run(&args),
         Command::View(args) => view::run(&args),
         Command::Decompose(args) => decompose::run(&args),

@@ -4,6 +4,7 @@
 
 use crate::deformation::{percentile_nearest_rank, DeformScores};
 use crate::robustness::{bin_label, Failure};
+use crate::skeleton_metrics::SkeletonScores;
 use crate::skin_metrics::SkinScores;
 use crate::EvalError;
 use std::fmt::Write as _;
@@ -32,6 +33,8 @@ pub struct AssetResult {
     pub deform_random: Option<DeformScores>,
     /// Pose set (b).
     pub deform_clips: Option<DeformScores>,
+    /// Skeleton metrics (§5) of a rigger.
+    pub skeleton: Option<SkeletonScores>,
     /// Things worth knowing that are not failures (a metric that could not be computed).
     pub notes: Vec<String>,
 }
@@ -54,6 +57,7 @@ impl AssetResult {
             pool: None,
             deform_random: None,
             deform_clips: None,
+            skeleton: None,
             notes: Vec::new(),
         }
     }
@@ -158,6 +162,31 @@ pub const METRICS: &[Metric] = &[
         name: "deform_b_p95",
         better: "lower",
         get: |r| r.deform_clips.map(|d| d.p95),
+    },
+    Metric {
+        name: "cd_j2j",
+        better: "lower",
+        get: |r| r.skeleton.map(|s| s.cd_j2j),
+    },
+    Metric {
+        name: "cd_j2b",
+        better: "lower",
+        get: |r| r.skeleton.and_then(|s| s.cd_j2b),
+    },
+    Metric {
+        name: "cd_b2b",
+        better: "lower",
+        get: |r| r.skeleton.and_then(|s| s.cd_b2b),
+    },
+    Metric {
+        name: "joint_count_error_abs",
+        better: "lower",
+        get: |r| r.skeleton.map(|s| s.joint_count_error.unsigned_abs() as f64),
+    },
+    Metric {
+        name: "joint_count_error",
+        better: "closer to 0",
+        get: |r| r.skeleton.map(|s| s.joint_count_error as f64),
     },
 ];
 

@@ -30,6 +30,10 @@ pub enum Failure {
     TimeLimit { seconds: f64, limit: f64 },
     /// Output rows do not match the mesh (vertex count or joint range).
     Shape(String),
+    /// A rigger returned a skeleton without joints (§5: an empty generation).
+    NoJoints,
+    /// A rigger placed a joint at a NaN or infinite position.
+    NonFiniteJoint { joint: usize },
 }
 
 impl Failure {
@@ -44,6 +48,8 @@ impl Failure {
             Failure::EndSiteWeighted { .. } => "end_site_weighted",
             Failure::TimeLimit { .. } => "time_limit",
             Failure::Shape(_) => "shape",
+            Failure::NoJoints => "no_joints",
+            Failure::NonFiniteJoint { .. } => "non_finite_joint",
         }
     }
 }
@@ -61,6 +67,8 @@ impl fmt::Display for Failure {
             Failure::EndSiteWeighted { joint } => write!(f, "zero-length end-site joint {joint} carries weight"),
             Failure::TimeLimit { seconds, limit } => write!(f, "took {seconds:.1} s, limit {limit:.0} s"),
             Failure::Shape(e) => write!(f, "output shape: {e}"),
+            Failure::NoJoints => write!(f, "the skeleton has no joints"),
+            Failure::NonFiniteJoint { joint } => write!(f, "joint {joint}: non-finite position"),
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The evaluation loop: every method on every asset, METRICS.md §1–§4 per (asset, method).
 //!
 //! A method is either a solver closure (`Fn(&Character) -> Result<Skin, String>`; the CLI adapts
-//! skin solvers to it, so this crate does not depend on them) or an external weight set read from
-//! files. External files are matched to assets by **file stem = asset id** (`kaykit2-ranger.npz`
+//! skin solvers to it, so this crate does not depend on them), an external weight set read from
+//! files, or a rigger (`Fn(&Character) -> Result<Skeleton, String>`, an auto-rigging placer given
+//! the bare mesh) scored with the skeleton metrics of §5. External files are matched to assets by **file stem = asset id** (`kaykit2-ranger.npz`
 //! scores asset `kaykit2-ranger`); [`ExternalFiles::from_pairs`] takes an explicit list instead.
 
 use crate::dataset::AssetRow;
@@ -10,14 +11,19 @@ use crate::deformation::{self, DeformScores};
 use crate::external;
 use crate::report::{AssetResult, LoadFailure, Report};
 use crate::robustness::{self, Declared, Failure};
+use crate::skeleton_metrics::{self, JointSet};
 use crate::skin_metrics::{self, Mode, PreparedGt, Row};
 use crate::EvalError;
-use rigml_core::{Character, Skin};
+use rigml_core::{Character, Skeleton, Skin};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A solver as the evaluation sees it. It receives the character **without** its GT skin.
 pub type SolveFn = dyn Fn(&Character) -> Result<Skin, String> + Send + Sync;
+
+/// A rigger as the evaluation sees it: it receives the character's mesh only (no skeleton, skin
+/// or clips) and returns a skeleton whose bind pose is in the mesh's space.
+pub type RigFn = dyn Fn(&Character) -> Result<Skeleton, String> + Send + Sync;
 
 /// Where external weights come from: asset id → file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -69,6 +75,8 @@ impl ExternalFiles {
 pub enum Source {
     Solver(Box<SolveFn>),
     External(ExternalFiles),
+    /// A skeleton placer, scored against the GT skeleton (METRICS.md §5).
+    Rigger(Box<RigFn>),
 }
 
 /// A named method under evaluation.
@@ -90,6 +98,19 @@ impl Method {
             name: name.to_string(),
             source: Source::Solver(Box::new(f)),
             declared,
+        }
+    }
+
+    /// A rigger: skeleton metrics (§5) instead of weight metrics; failures are errors, no or
+    /// non-finite joints, and the time limit (§4).
+    pub fn rigger(name: &str, f: impl Fn(&Character) -> Result<Skeleton, String> + Send + Sync + 'static) -> Method {
+        Method {
+            name: name.to_string(),
+            source: Source::Rigger(Box::new(f)),
+            declared: Declared {
+                cap: usize::MAX,
+                ignores_end_sites: false,
+            },
         }
     }
 
@@ -140,6 +161,9 @@ struct Prepared {
     gt_top4: Skin,
     skinned: Vec<bool>,
     scale: f32,
+    /// §1 normalisation of the stored (bind-pose) mesh, where riggers place joints.
+    bind_centre: glam::Vec3,
+    bind_scale: f32,
     end_sites: Vec<usize>,
     random_poses: Vec<rigml_core::Pose>,
     clip_poses: Vec<rigml_core::Pose>,
@@ -153,7 +177,7 @@ fn prepare(row: &AssetRow, options: &Options) -> Result<Prepared, String> {
     let gt_top4 = top4_skin(&gt.top4, joints).map_err(|e| format!("ground truth: {e}"))?;
     let skinned: Vec<bool> = gt.full.iter().map(Option::is_some).collect();
     // Bind space (the stored mesh) for bone lengths; rest-posed space for deformation.
-    let (_, bind_scale) = deformation::normalisation(&character.mesh.positions)
+    let (bind_centre, bind_scale) = deformation::normalisation(&character.mesh.positions)
         .ok_or("mesh has no extent (empty, flat to a point or not finite)")?;
     let (_, scale) = deformation::rest_normalisation(&character.mesh.positions, &character.skeleton, skin, &skinned)?
         .ok_or("rest-posed mesh has no extent (flat to a point or not finite)")?;
@@ -172,6 +196,8 @@ fn prepare(row: &AssetRow, options: &Options) -> Result<Prepared, String> {
         gt_top4,
         skinned,
         scale,
+        bind_centre,
+        bind_scale,
         end_sites,
         random_poses,
         clip_poses,
@@ -188,6 +214,7 @@ fn top4_skin(rows: &[Option<Row>], joints: usize) -> Result<Skin, String> {
 pub(crate) fn predict(id: &str, character: &Character, method: &Method) -> Result<Vec<Row>, String> {
     match &method.source {
         Source::Solver(f) => f(character).map(|s| skin_metrics::rows_of(&s)),
+        Source::Rigger(_) => Err(format!("{} is a rigger: it makes skeletons, not weights", method.name)),
         Source::External(files) => {
             let path = files
                 .files
@@ -200,6 +227,45 @@ pub(crate) fn predict(id: &str, character: &Character, method: &Method) -> Resul
     }
 }
 
+/// Run a rigger on the bare mesh of a prepared asset and score its skeleton (§5, §4).
+fn run_rigger(row: &AssetRow, p: &Prepared, method: &Method, rig: &RigFn) -> AssetResult {
+    let n = p.character.mesh.vertex_count();
+    let joints = p.character.skeleton.joint_count();
+    let bare = Character {
+        name: p.character.name.clone(),
+        mesh: p.character.mesh.clone(),
+        ..Character::default()
+    };
+    let (output, run) = robustness::measure(|| rig(&bare));
+    let mut result = AssetResult::new(&row.id, &method.name, n, joints, p.gt.unskinned, p.gt.is_data_issue());
+    result.wall_s = Some(run.wall_s);
+    result.peak_rss_mib = run.peak_rss_mib;
+    let skeleton = match output {
+        Ok(s) => s,
+        Err(f) => {
+            result.failures.push(f);
+            return result;
+        }
+    };
+    let gt = JointSet::from_skeleton(&p.character.skeleton, p.bind_centre, p.bind_scale);
+    let pred = JointSet::from_skeleton(&skeleton, p.bind_centre, p.bind_scale);
+    if let Some(j) = pred.positions.iter().position(|q| !q.is_finite()) {
+        result.failures.push(Failure::NonFiniteJoint { joint: j });
+    } else {
+        match skeleton_metrics::score(&pred, &gt) {
+            Some(scores) => result.skeleton = Some(scores),
+            None if pred.positions.is_empty() => result.failures.push(Failure::NoJoints),
+            None => result
+                .notes
+                .push("skeleton metrics: the ground truth has no joint".into()),
+        }
+    }
+    if let Some(f) = robustness::check_time(std::time::Duration::from_secs_f64(run.wall_s), n) {
+        result.failures.push(f);
+    }
+    result
+}
+
 /// Run one method on one prepared asset.
 fn run_method(row: &AssetRow, p: &Prepared, method: &Method, options: &Options) -> AssetResult {
     let n = p.character.mesh.vertex_count();
@@ -210,6 +276,7 @@ fn run_method(row: &AssetRow, p: &Prepared, method: &Method, options: &Options) 
             ..p.character.clone()
         }),
         Source::External(_) => None,
+        Source::Rigger(rig) => return run_rigger(row, p, method, rig.as_ref()),
     };
     let (output, run) = robustness::measure(|| predict(&row.id, input.as_ref().unwrap_or(&p.character), method));
     let mut result = AssetResult::new(&row.id, &method.name, n, joints, p.gt.unskinned, p.gt.is_data_issue());

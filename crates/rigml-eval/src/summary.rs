@@ -38,14 +38,21 @@ pub fn summary_md(report: &Report) -> String {
         "{} assets scored, {} could not be loaded. Definitions: docs/METRICS.md. Means, medians and \
          p90 (nearest rank) are over assets where the method did not fail and the GT is not a data \
          issue; `(n fail)` beside the mean counts failed assets (§4). Distances are in normalised \
-         units (longest rest AABB side = 1).\n",
+         units (longest rest AABB side = 1); skeleton metrics (§5: cd_*, joint counts) of riggers \
+         compare the placed joints with the GT bind-pose joints in the stored mesh's space, \
+         normalised by its AABB.\n",
         assets.len(),
         report.load_failures.len()
     );
     for metric in METRICS {
+        let all: Vec<_> = methods.iter().map(|m| stats(&report.values(m, metric))).collect();
+        // Weight metrics for riggers only, skeleton metrics for solvers only: leave out a
+        // table no method has a value for.
+        if all.iter().all(Option::is_none) {
+            continue;
+        }
         let _ = writeln!(s, "## {} ({} is better)\n", metric.name, metric.better);
         header(&mut s, "stat", methods);
-        let all: Vec<_> = methods.iter().map(|m| stats(&report.values(m, metric))).collect();
         let row = |label: &str, f: &dyn Fn(usize) -> String| {
             let cells: Vec<String> = (0..methods.len()).map(f).collect();
             format!("| {label} | {} |\n", cells.join(" | "))

@@ -5,10 +5,14 @@
 //! parents and model-space joint heads. [`PlacedSkeleton::to_skeleton`] turns that into a bind
 //! pose with a consistent bone roll, and [`rig`] puts mesh, skeleton and skin together.
 
+pub mod auto;
+pub mod detect;
 pub mod humanoid;
 pub mod orient;
 pub mod placed;
 
+pub use auto::{Auto, AutoParams};
+pub use detect::Detect;
 pub use humanoid::{looks_humanoid, Humanoid, HumanoidCheck};
 pub use placed::PlacedSkeleton;
 
@@ -71,9 +75,31 @@ pub fn rig(
     solver: &dyn SkinSolver,
     options: &SolveOptions,
 ) -> Result<Character, RigError> {
+    rig_with_progress(name, mesh, placer, solver, options, &mut |_| {})
+}
+
+/// The stages of [`rig`], reported as each starts (for progress messages and timings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Place,
+    Skin,
+    Done,
+}
+
+/// [`rig`], calling `progress` as each stage starts and once at the end.
+pub fn rig_with_progress(
+    name: &str,
+    mesh: Mesh,
+    placer: &dyn SkeletonPlacer,
+    solver: &dyn SkinSolver,
+    options: &SolveOptions,
+    progress: &mut dyn FnMut(Stage),
+) -> Result<Character, RigError> {
     check_mesh(&mesh)?;
+    progress(Stage::Place);
     let placed = placer.place(&mesh)?;
     let skeleton = placed.to_skeleton()?;
+    progress(Stage::Skin);
     let skin = solver
         .solve(&mesh, &skeleton, options)
         .map_err(|e| RigError::Skin(e.to_string()))?;
@@ -85,5 +111,6 @@ pub fn rig(
         clips: Vec::new(),
     };
     character.validate()?;
+    progress(Stage::Done);
     Ok(character)
 }

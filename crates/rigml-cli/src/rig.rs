@@ -1,0 +1,173 @@
+//! `rigml rig MESH -o OUT.glb`: auto-rig a bare mesh — place a skeleton inside it (a template
+//! or the general curve-skeleton placer), skin it, and write skeleton + skin + bind pose as one
+//! GLB.
+
+use crate::skin::{solver, METHODS};
+use anyhow::{anyhow, bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use rigml_io::{Format, SaveOptions};
+use rigml_rig::{SkeletonPlacer, Stage};
+use rigml_skin::SolveOptions;
+use std::fmt::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// The templates `--template` (and `rigml eval --methods rig-<template>`) can name.
+/// `detect` (the default) is `humanoid` when the shape is a standing humanoid, else `auto`.
+pub const TEMPLATES: &[&str] = &["detect", "humanoid", "auto"];
+
+/// The skeleton placer of `template`.
+pub fn placer(template: &str) -> Result<Box<dyn SkeletonPlacer + Send>> {
+    Ok(match template {
+        "auto" => Box::new(rigml_rig::Auto::default()),
+        "humanoid" => Box::new(rigml_rig::Humanoid::default()),
+        "detect" => Box::new(rigml_rig::Detect::default()),
+        other => bail!("unknown template {other:?} (choose one of {})", TEMPLATES.join(", ")),
+    })
+}
+
+/// Auto-rig a mesh: place a skeleton, compute skin weights, write a rigged GLB.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  rigml rig creature.obj -o creature.glb
+  rigml rig Wolf.glb --skin heat -o wolf-rigged.glb         (the file's own skeleton is ignored)
+  rigml rig scan.obj --template humanoid -o scan.glb        (Mixamo names; fingers if modelled)
+  rigml rig robot.fbx --template auto --max-influences 4 -o robot.glb --force
+  rigml rig creature.obj -o creature.glb --json             (joints and seconds per stage)
+The default template (detect) uses the humanoid template when the mesh is a standing humanoid
+(T- or A-pose) and the general one otherwise. The general template (auto) finds a curve
+skeleton of any shape: joints at the centres of the limbs' cross-sections, left/right pairs
+named _L/_R when the mesh is mirror symmetric.")]
+pub struct Args {
+    /// The mesh to rig (.obj, .glb, .gltf, .fbx); a skeleton or skin in it is ignored.
+    pub input: PathBuf,
+    /// The rigged character to write (.glb or .gltf).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Skeleton template: detect (humanoid when the shape is a standing humanoid, else auto),
+    /// humanoid (Mixamo-named, retargetable) or auto (any shape).
+    #[arg(long, default_value = "detect", value_parser = clap::builder::PossibleValuesParser::new(TEMPLATES))]
+    pub template: String,
+    /// Skin weights: learned (the trained network), heat (Blender's automatic weights), voxel
+    /// (Maya's geodesic voxel binding) or nearest (distance to bones).
+    #[arg(long, default_value = "learned", value_parser = clap::builder::PossibleValuesParser::new(METHODS))]
+    pub skin: String,
+    /// A model file from `rigml train` for --skin learned (default: the embedded model).
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
+    /// Influence cap per vertex.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_influences: u16,
+    /// Replace OUTPUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Print a JSON summary (joints, seconds per stage) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Load, place, skin, save; returns what was done.
+pub fn run(args: &Args) -> Result<String> {
+    // Refuse a bad or existing output before the slow work.
+    match Format::from_path(&args.output)? {
+        Format::Glb | Format::Gltf => {}
+        _ => bail!("{}: rigml rig writes .glb or .gltf", args.output.display()),
+    }
+    if args.output.exists() && !args.force {
+        bail!("{}: already exists (use --force to replace it)", args.output.display());
+    }
+    let placer = placer(&args.template)?;
+    let solver = solver(&args.skin, None, args.model.as_deref())?;
+    let started = Instant::now();
+    let loaded = rigml_io::load(&args.input)?;
+    let had_skeleton = !loaded.skeleton.is_empty();
+    let name = args
+        .input
+        .file_stem()
+        .map_or_else(|| loaded.name.clone(), |s| s.to_string_lossy().into_owned());
+    let load_s = started.elapsed().as_secs_f64();
+    let options = SolveOptions {
+        max_influences: usize::from(args.max_influences),
+        ..SolveOptions::default()
+    };
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    let mut marks: Vec<(Stage, Instant)> = Vec::new();
+    let mut progress = |stage: Stage| {
+        bar.set_message(match stage {
+            Stage::Place => format!("placing joints ({})", placer.name()),
+            Stage::Skin => format!("skinning ({})", solver.name()),
+            Stage::Done => "done".to_string(),
+        });
+        marks.push((stage, Instant::now()));
+    };
+    let vertices = loaded.mesh.vertex_count();
+    let rigged = rigml_rig::rig_with_progress(
+        &name,
+        loaded.mesh,
+        placer.as_ref(),
+        solver.as_ref(),
+        &options,
+        &mut progress,
+    )
+    .map_err(|e| anyhow!("{}: {e}", args.input.display()));
+    bar.finish_and_clear();
+    let character = rigged?;
+    let stage_s = |from: Stage, to: Stage| {
+        let at = |s: Stage| marks.iter().find(|m| m.0 == s).map(|m| m.1);
+        at(from).zip(at(to)).map_or(0.0, |(a, b)| (b - a).as_secs_f64())
+    };
+    let (place_s, skin_s) = (stage_s(Stage::Place, Stage::Skin), stage_s(Stage::Skin, Stage::Done));
+    let write_started = Instant::now();
+    rigml_io::save(&character, &args.output, SaveOptions { force: args.force })
+        .with_context(|| format!("writing the rig of {}", args.input.display()))?;
+    let write_s = write_started.elapsed().as_secs_f64();
+    let total_s = started.elapsed().as_secs_f64();
+    let skin = character.skin.as_ref();
+    let influences = skin.map_or(0, |s| s.influences_max());
+    if args.json {
+        let summary = serde_json::json!({
+            "input": args.input.display().to_string(),
+            "output": args.output.display().to_string(),
+            "template": placer.name(),
+            "skin": solver.name(),
+            "vertices": vertices,
+            "joints": character.skeleton.joint_count(),
+            "joint_names": character.skeleton.names,
+            "max_influences": influences,
+            "input_skeleton_ignored": had_skeleton,
+            "seconds": {
+                "load": load_s,
+                "place": place_s,
+                "skin": skin_s,
+                "write": write_s,
+                "total": total_s,
+            },
+        });
+        return Ok(serde_json::to_string_pretty(&summary)? + "\n");
+    }
+    let mut out = String::new();
+    if had_skeleton {
+        let _ = writeln!(
+            out,
+            "note: {}: its own skeleton and skin are ignored",
+            args.input.display()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{}: {} joints placed ({}) in {place_s:.2} s, {} weights for {vertices} vertices in {skin_s:.2} s \
+         (up to {influences} influences)",
+        args.input.display(),
+        character.skeleton.joint_count(),
+        placer.name(),
+        solver.name(),
+    );
+    let _ = writeln!(out, "wrote {} ({total_s:.2} s in all)", args.output.display());
+    Ok(out)
+}

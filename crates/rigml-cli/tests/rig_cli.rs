@@ -1,0 +1,153 @@
+//! End-to-end tests of `rigml rig` on a bare OBJ exported from a real character, and of
+//! `rigml eval --methods rig-auto`.
+
+#[path = "../../rigml-io/tests/common/mod.rs"]
+mod common;
+mod run;
+
+use run::{assert_clean_failure, assert_ok, rigml, stderr};
+use serde_json::Value;
+use std::path::Path;
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+#[test]
+fn rig_a_bare_obj_into_a_skinned_glb_and_refuse_to_clobber() {
+    let dir = tempfile::tempdir().unwrap();
+    // A bare mesh: the T-rex of the val split exported to OBJ (mesh only).
+    let source = common::asset("quaternius-dinosaurs-trex");
+    assert_ok(&rigml(dir.path(), &["convert", s(&source), "trex.obj"]));
+    let args = ["rig", "trex.obj", "-o", "trex.glb", "--max-influences", "3", "--json"];
+    let o = rigml(dir.path(), &args);
+    assert_ok(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["template"], "auto");
+    assert_eq!(v["skin"], "learned");
+    assert!(v["seconds"]["place"].as_f64().unwrap() > 0.0);
+    let rigged = rigml_io::load(&dir.path().join("trex.glb")).unwrap();
+    let joints = rigged.skeleton.joint_count();
+    assert_eq!(v["joints"].as_u64(), Some(joints as u64));
+    assert!(joints >= 10, "a T-rex needs legs, arms, tail and head: {joints} joints");
+    assert_eq!(rigged.skeleton.names[0], "root");
+    // Symmetric: left/right pairs.
+    assert!(rigged.skeleton.names.iter().any(|n| n.ends_with("_L")));
+    let skin = rigged.skin.as_ref().expect("the GLB carries the skin");
+    assert_eq!(skin.vertex_count(), rigged.mesh.vertex_count());
+    assert!(skin.influences_max() <= 3);
+    for (v, row) in skin.rows().enumerate() {
+        let sum: f32 = row.iter().map(|i| i.weight).sum();
+        assert!((sum - 1.0).abs() < 1e-3, "vertex {v}: weights sum to {sum}");
+    }
+    // Again without --force: refused before any work, the file named, the file kept.
+    let before = std::fs::read(dir.path().join("trex.glb")).unwrap();
+    let o = rigml(dir.path(), &args);
+    assert_clean_failure(&o, "trex.glb");
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(dir.path().join("trex.glb")).unwrap(), before);
+    // With --force and another solver it is replaced.
+    let o = rigml(
+        dir.path(),
+        &["rig", "trex.obj", "-o", "trex.glb", "--skin", "nearest", "--force"],
+    );
+    assert_ok(&o);
+    assert!(run::stdout(&o).contains("joints placed (auto)"), "{}", run::stdout(&o));
+}
+
+#[test]
+fn rig_bad_input_fails_cleanly_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("broken.obj"), "v 0 0 0\nv 1 0 0\nf 1 2 7\n").unwrap();
+    assert_clean_failure(&rigml(dir.path(), &["rig", "broken.obj", "-o", "a.glb"]), "broken.obj");
+    assert_clean_failure(
+        &rigml(dir.path(), &["rig", "missing.obj", "-o", "a.glb"]),
+        "missing.obj",
+    );
+    // A mesh without extent (every vertex at one point) cannot be rigged.
+    std::fs::write(dir.path().join("point.obj"), "v 1 1 1\nv 1 1 1\nv 1 1 1\nf 1 2 3\n").unwrap();
+    let o = rigml(
+        dir.path(),
+        &["rig", "point.obj", "-o", "point.glb", "--skin", "nearest"],
+    );
+    assert_clean_failure(&o, "point.obj");
+    assert!(stderr(&o).contains("extent"), "{}", stderr(&o));
+    assert!(!dir.path().join("point.glb").exists());
+    // The humanoid template is not in this build yet: a clear error, not a panic.
+    let o = rigml(
+        dir.path(),
+        &["rig", "point.obj", "-o", "y.glb", "--template", "humanoid"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("humanoid"), "{}", stderr(&o));
+    // Only glTF output.
+    let o = rigml(dir.path(), &["rig", "point.obj", "-o", "y.obj"]);
+    assert_clean_failure(&o, "y.obj");
+}
+
+/// CSV fields of one line (quoted fields may hold commas).
+fn fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
+#[test]
+fn eval_scores_rig_auto_with_skeleton_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    // A one-row manifest: the small val figure.
+    let rows = common::manifest();
+    let row = rows.iter().find(|r| r.id() == "khronos-riggedfigure").unwrap();
+    let header: Vec<&str> = row.fields.keys().map(String::as_str).collect();
+    let line: Vec<String> = header
+        .iter()
+        .map(|h| {
+            if *h == "path" {
+                s(&row.path()).to_string()
+            } else {
+                row.get(h).to_string()
+            }
+        })
+        .collect();
+    let manifest = format!("{}\n{}\n", header.join("\t"), line.join("\t"));
+    std::fs::write(dir.path().join("manifest.tsv"), manifest).unwrap();
+    let o = rigml(
+        dir.path(),
+        &[
+            "eval",
+            "--data",
+            "manifest.tsv",
+            "--split",
+            "val",
+            "--methods",
+            "rig-auto",
+            "-o",
+            "report",
+        ],
+    );
+    assert_ok(&o);
+    let csv = std::fs::read_to_string(dir.path().join("report/per_asset.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = fields(lines.next().unwrap());
+    let values = fields(lines.next().unwrap());
+    let col = |name: &str| values[header.iter().position(|h| h == name).unwrap()].as_str();
+    assert_eq!(col("method"), "rig-auto");
+    assert_eq!(col("failed"), "false");
+    let cd: f64 = col("cd_j2j").parse().unwrap();
+    assert!(cd > 0.0 && cd < 0.1, "CD-J2J {cd}");
+    let summary = std::fs::read_to_string(dir.path().join("report/summary.md")).unwrap();
+    assert!(summary.contains("## cd_j2j"), "{summary}");
+    let o = rigml(
+        dir.path(),
+        &["eval", "--data", "manifest.tsv", "--methods", "rig-nothing"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("rig-nothing"), "{}", stderr(&o));
+}

@@ -1,0 +1,303 @@
+//! The general placer (`--template auto`): a curve skeleton for any shape — quadrupeds, fish,
+//! creatures, robots — with no template.
+//!
+//! Steps, each its own module:
+//! 1. [`solid`]: voxelise the mesh, bridge islands (eyes, props, armour plates) to their nearest
+//!    neighbour so the shape is one piece, and detect a mirror plane; a symmetric shape's solid
+//!    is made exactly symmetric.
+//! 2. [`reeb`]: geodesic distance inside the solid from a thick voxel near the middle; each
+//!    connected piece of a distance band is a node at its centroid (a discrete Reeb graph,
+//!    a tree by construction).
+//! 3. [`simplify`]: prune short side branches, cut into chains between branch points, put
+//!    joints at the chains' bends and evenly between them.
+//! 4. Here: pair left/right joints across the mirror plane, make each pair exactly mirrored,
+//!    and name the joints (`root`, `joint_001`, ..., `joint_007_L` / `joint_007_R`).
+//!
+//! All lengths are fractions of the longest side of the mesh's bounding box, so the result
+//! does not depend on the file's units.
+
+pub mod reeb;
+pub mod simplify;
+pub mod solid;
+
+use crate::{check_mesh, PlacedSkeleton, RigError, SkeletonPlacer};
+use glam::Vec3;
+use rigml_core::Mesh;
+use rigml_geom::Cell;
+use simplify::{Joints, Lengths};
+use solid::{Mirror, Solid};
+
+/// Parameters of [`Auto`]; lengths are fractions of the longest bounding-box side. The
+/// defaults were chosen on the train and val splits (see the crate's tests and the report of
+/// `rigml eval --methods rig-auto`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AutoParams {
+    /// Voxels along the longest side.
+    pub resolution: usize,
+    /// Width of a distance band, in voxels.
+    pub band: f32,
+    /// Side branches shorter than this (beyond `thickness` local radii) are removed.
+    pub min_branch: f32,
+    /// How many local radii (distance to the surface at the junction) a side branch must
+    /// stick out of the part it leaves.
+    pub thickness: f32,
+    /// Joint spacing along a chain.
+    pub spacing: f32,
+    /// Douglas–Peucker tolerance that turns a bend into a joint.
+    pub bend: f32,
+    /// Shortest bone kept.
+    pub min_bone: f32,
+    /// Leaf joints sit this far (along the limb) before the tip.
+    pub tip_trim: f32,
+    /// Share of voxels whose mirror image must be solid for the shape to count as symmetric.
+    pub symmetry: f32,
+    /// Largest distance between a joint and its partner's mirror image for them to pair.
+    pub pair: f32,
+}
+
+impl Default for AutoParams {
+    fn default() -> Self {
+        AutoParams {
+            resolution: 128,
+            band: 2.0,
+            min_branch: 0.1,
+            thickness: 2.5,
+            spacing: 0.07,
+            bend: 0.015,
+            min_bone: 0.02,
+            tip_trim: 0.0,
+            symmetry: 0.85,
+            pair: 0.03,
+        }
+    }
+}
+
+/// The general placer: a curve skeleton from a Reeb graph of geodesic distance in the voxel
+/// solid. See the module documentation.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Auto {
+    pub params: AutoParams,
+}
+
+/// What the placer found besides the joints (for reports and tests).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AutoDetail {
+    pub skeleton: PlacedSkeleton,
+    /// Mirror axis (0 = x, 2 = z) and plane coordinate when the shape is symmetric.
+    pub mirror: Option<(usize, f32)>,
+    /// Best mirror score found (share of voxels whose image is solid).
+    pub symmetry_score: f32,
+    /// Islands bridged into the main piece.
+    pub bridges: usize,
+    /// Nodes of the Reeb tree before simplification.
+    pub reeb_nodes: usize,
+}
+
+impl SkeletonPlacer for Auto {
+    fn name(&self) -> &str {
+        "auto"
+    }
+
+    fn place(&self, mesh: &Mesh) -> Result<PlacedSkeleton, RigError> {
+        self.place_detail(mesh).map(|d| d.skeleton)
+    }
+}
+
+impl Auto {
+    fn error(message: impl Into<String>) -> RigError {
+        RigError::Placement {
+            placer: "auto".into(),
+            message: message.into(),
+        }
+    }
+
+    /// [`SkeletonPlacer::place`] with what was found on the way.
+    pub fn place_detail(&self, mesh: &Mesh) -> Result<AutoDetail, RigError> {
+        check_mesh(mesh)?;
+        let p = &self.params;
+        let (lo, hi) = mesh
+            .positions
+            .iter()
+            .fold((Vec3::MAX, Vec3::MIN), |(lo, hi), q| (lo.min(*q), hi.max(*q)));
+        let size = (hi - lo).max_element();
+        let mut solid = Solid::new(&mesh.positions, &mesh.triangles, p.resolution)
+            .ok_or_else(|| Self::error("the mesh gives no solid voxels"))?;
+        // Characters stand on Y; left/right is X (glTF) or, for a shape turned sideways, Z.
+        let (found, symmetry_score) = solid.best_mirror(&[0, 2]).map_or((None, 0.0), |(m, s)| (Some(m), s));
+        let mirror = found.filter(|_| symmetry_score >= p.symmetry);
+        if let Some(m) = mirror {
+            solid.symmetrise(m);
+        }
+        let bridges = solid.bridge_islands();
+        if let Some(m) = mirror {
+            solid.symmetrise(m);
+        }
+        let depth = solid.depth();
+        let coords = |v: usize| solid.grid.coords(solid.voxels[v] as usize);
+        let on_plane = |v: usize| mirror.is_none_or(|m| m.on_plane(coords(v)));
+        let source = reeb::source_voxel(&solid, &depth, &on_plane);
+        let mut sources = vec![source];
+        // With the plane between two voxel layers the source's image is the other half of it.
+        if let Some(image) = mirror
+            .and_then(|m| m.apply(solid.grid.dims, coords(source)))
+            .map(|c| solid.compact[solid.grid.index(c)])
+            .filter(|&c| c != solid::NONE && c as usize != source)
+        {
+            sources.push(image as usize);
+        }
+        let nodes = reeb::reeb_tree(&solid, &sources, p.band, &depth);
+        let lengths = Lengths {
+            min_branch: p.min_branch * size,
+            thickness: p.thickness,
+            spacing: p.spacing * size,
+            bend: p.bend * size,
+            min_bone: p.min_bone * size,
+            tip_trim: p.tip_trim * size,
+        };
+        let mut joints = simplify::joints(&nodes, &lengths);
+        pull_inside(&mut joints.positions, &solid);
+        let pairs = match mirror {
+            Some(m) => enforce_symmetry(&mut joints, m, &solid, p.pair * size, 0.5 * p.min_bone * size),
+            None => vec![None; joints.positions.len()],
+        };
+        let forward = match mirror.map(|m| m.axis) {
+            Some(2) => Vec3::X,
+            _ => Vec3::Z,
+        };
+        let skeleton = name_joints(&joints, &pairs, mirror.map(|m| (m.axis, m.plane(&solid.grid))), forward);
+        skeleton.validate()?;
+        Ok(AutoDetail {
+            skeleton,
+            mirror: mirror.map(|m| (m.axis, m.plane(&solid.grid))),
+            symmetry_score,
+            bridges,
+            reeb_nodes: nodes.len(),
+        })
+    }
+}
+
+/// Move joints that are not in an interior voxel (chain points on the surface layer, e.g. at
+/// the rim of a thick part) to the nearest interior voxel centre within two voxels. Joints of
+/// parts thinner than that have no interior voxel near and stay.
+fn pull_inside(positions: &mut [Vec3], solid: &Solid) {
+    let grid = &solid.grid;
+    for p in positions.iter_mut() {
+        let Some(c) = grid.cell_of(*p) else { continue };
+        if grid.cells[grid.index(c)] == Cell::Interior {
+            continue;
+        }
+        let mut best: Option<(f32, Vec3)> = None;
+        for dz in -2i32..=2 {
+            for dy in -2i32..=2 {
+                for dx in -2i32..=2 {
+                    let n = [
+                        c[0] as i64 + dx as i64,
+                        c[1] as i64 + dy as i64,
+                        c[2] as i64 + dz as i64,
+                    ];
+                    if (0..3).any(|a| n[a] < 0 || n[a] >= grid.dims[a] as i64) {
+                        continue;
+                    }
+                    let n = n.map(|x| x as usize);
+                    if grid.cells[grid.index(n)] != Cell::Interior {
+                        continue;
+                    }
+                    let q = grid.center(n);
+                    let d = q.distance_squared(*p);
+                    if best.is_none_or(|b| d < b.0) {
+                        best = Some((d, q));
+                    }
+                }
+            }
+        }
+        if let Some((_, q)) = best {
+            *p = q;
+        }
+    }
+}
+
+/// Pair joints with the joint nearest their mirror image (mutually nearest, within `pair`),
+/// make each pair exactly mirrored and put unpaired joints within `on_plane` of the plane on
+/// it. Returns each joint's partner.
+fn enforce_symmetry(
+    joints: &mut Joints,
+    mirror: Mirror,
+    solid: &Solid,
+    pair: f32,
+    on_plane: f32,
+) -> Vec<Option<usize>> {
+    let n = joints.positions.len();
+    let plane = mirror.plane(&solid.grid);
+    let axis = mirror.axis;
+    let nearest_to_image = |j: usize, positions: &[Vec3]| -> Option<(usize, f32)> {
+        let image = mirror.reflect(&solid.grid, positions[j]);
+        (0..n)
+            .filter(|&k| k != j)
+            .map(|k| (k, positions[k].distance(image)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    };
+    let mut partner = vec![None; n];
+    for (j, slot) in partner.iter_mut().enumerate() {
+        if (joints.positions[j][axis] - plane).abs() <= on_plane {
+            continue;
+        }
+        if let Some((k, d)) = nearest_to_image(j, &joints.positions) {
+            if d <= pair && nearest_to_image(k, &joints.positions).is_some_and(|(back, _)| back == j) {
+                *slot = Some(k);
+            }
+        }
+    }
+    let original = joints.positions.clone();
+    for j in 0..n {
+        match partner[j] {
+            Some(k) if partner[k] == Some(j) => {
+                let image = mirror.reflect(&solid.grid, original[k]);
+                joints.positions[j] = (original[j] + image) * 0.5;
+            }
+            _ => {
+                partner[j] = None;
+                if (original[j][axis] - plane).abs() <= on_plane {
+                    joints.positions[j][axis] = plane;
+                }
+            }
+        }
+    }
+    partner
+}
+
+/// Names: `root` for joint 0, then `joint_NNN` numbered in order, a mirrored pair sharing its
+/// number with `_L` on the +axis side (the character's left in glTF) and `_R` on the other.
+fn name_joints(
+    joints: &Joints,
+    pairs: &[Option<usize>],
+    mirror: Option<(usize, f32)>,
+    forward: Vec3,
+) -> PlacedSkeleton {
+    let n = joints.positions.len();
+    let mut names = vec![String::new(); n];
+    let mut number = 0;
+    for j in 0..n {
+        if !names[j].is_empty() {
+            continue;
+        }
+        if j == 0 {
+            names[j] = "root".into();
+            continue;
+        }
+        number += 1;
+        match (pairs.get(j).copied().flatten(), mirror) {
+            (Some(k), Some((axis, plane))) if k < n && names[k].is_empty() => {
+                let left = |i: usize| joints.positions[i][axis] > plane;
+                names[j] = format!("joint_{number:03}_{}", if left(j) { "L" } else { "R" });
+                names[k] = format!("joint_{number:03}_{}", if left(j) { "R" } else { "L" });
+            }
+            _ => names[j] = format!("joint_{number:03}"),
+        }
+    }
+    PlacedSkeleton {
+        names,
+        parents: joints.parents.clone(),
+        heads: joints.positions.clone(),
+        forward,
+    }
+}
