@@ -73,13 +73,28 @@ fn rig_bad_input_fails_cleanly_naming_the_file() {
     assert_clean_failure(&o, "point.obj");
     assert!(stderr(&o).contains("extent"), "{}", stderr(&o));
     assert!(!dir.path().join("point.glb").exists());
-    // The humanoid template is not in this build yet: a clear error, not a panic.
+    // A shape that is no humanoid, rigged with the humanoid template: a clear refusal naming the
+    // file, not a panic and no output.
+    let cube = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n\
+                f 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\nf 2 3 7\nf 2 7 6\n\
+                f 3 4 8\nf 3 8 7\nf 4 1 5\nf 4 5 8\n";
+    std::fs::write(dir.path().join("box.obj"), cube).unwrap();
     let o = rigml(
         dir.path(),
-        &["rig", "point.obj", "-o", "y.glb", "--template", "humanoid"],
+        &[
+            "rig",
+            "box.obj",
+            "-o",
+            "y.glb",
+            "--template",
+            "humanoid",
+            "--skin",
+            "nearest",
+        ],
     );
-    assert_eq!(o.status.code(), Some(1));
+    assert_clean_failure(&o, "box.obj");
     assert!(stderr(&o).contains("humanoid"), "{}", stderr(&o));
+    assert!(!dir.path().join("y.glb").exists());
     // Only glTF output.
     let o = rigml(dir.path(), &["rig", "point.obj", "-o", "y.obj"]);
     assert_clean_failure(&o, "y.obj");
