@@ -57,6 +57,21 @@ fn write_glbs(dir: &Path) -> Vec<PathBuf> {
         out.as_os_str(),
     ]);
     files.push(out);
+    // An auto-rigged bare mesh (humanoid template, learned skin) with a clip retargeted onto it.
+    let rigged = dir.join("riggedfigure-rigged.glb");
+    rigml(&["rig".as_ref(), source.as_os_str(), "-o".as_ref(), rigged.as_os_str()]);
+    let clip = common::asset("cmu_09_01_run");
+    let out = dir.join("riggedfigure-rigged-run.glb");
+    rigml(&[
+        "retarget".as_ref(),
+        clip.as_os_str(),
+        "--to".as_ref(),
+        rigged.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    files.push(rigged);
+    files.push(out);
     files
 }
 
