@@ -9,9 +9,11 @@
 //! next joint around each boundary (at most two influences per vertex, exactly normalised).
 //! A one-second in-place walk cycle is attached.
 
+mod cuboid;
 mod tube;
 mod walk;
 
+pub use cuboid::{append_cuboid, cuboid};
 pub use walk::WALK_CLIP_NAME;
 
 use glam::{Mat4, Vec3};

@@ -239,37 +239,12 @@ pub fn triangle_box_overlap(center: Vec3, half: Vec3, tri: &[Vec3; 3]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::procedural::cuboid;
     use std::collections::VecDeque;
-
-    /// A closed axis-aligned box mesh from `lo` to `hi`.
-    fn cube(lo: Vec3, hi: Vec3) -> (Vec<Vec3>, Vec<[u32; 3]>) {
-        let p: Vec<Vec3> = (0..8)
-            .map(|i| {
-                Vec3::new(
-                    if i & 1 == 0 { lo.x } else { hi.x },
-                    if i & 2 == 0 { lo.y } else { hi.y },
-                    if i & 4 == 0 { lo.z } else { hi.z },
-                )
-            })
-            .collect();
-        let quads = [
-            [0, 2, 3, 1],
-            [4, 5, 7, 6],
-            [0, 1, 5, 4],
-            [2, 6, 7, 3],
-            [0, 4, 6, 2],
-            [1, 3, 7, 5],
-        ];
-        let t = quads
-            .iter()
-            .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
-            .collect();
-        (p, t)
-    }
 
     #[test]
     fn closed_cube_is_filled_and_open_cube_is_a_shell() {
-        let (p, t) = cube(Vec3::ZERO, Vec3::ONE);
+        let (p, t) = cuboid(Vec3::ZERO, Vec3::ONE);
         let grid = VoxelGrid::new(&p, &t, 16).unwrap();
         let [ext, boundary, interior] = grid.counts();
         assert!(boundary > 0 && ext > 0);
@@ -325,7 +300,7 @@ mod tests {
     #[test]
     fn fill_matches_a_plain_breadth_first_flood() {
         // A closed cube beside an open one (its top missing), and a thin closed slab.
-        let (p, t) = cube(Vec3::ZERO, Vec3::ONE);
+        let (p, t) = cuboid(Vec3::ZERO, Vec3::ONE);
         let mut positions = p.clone();
         let mut triangles = t.clone();
         for (offset, faces) in [(Vec3::new(1.5, 0.0, 0.0), 10), (Vec3::new(0.0, 1.5, 0.2), 12)] {

@@ -24,7 +24,8 @@ use crate::{check_mesh, PlacedSkeleton, RigError, SkeletonPlacer};
 use glam::Vec3;
 use rigml_core::Mesh;
 use rigml_geom::Cell;
-use simplify::{Joints, Lengths};
+use simplify::Joints;
+pub use simplify::Lengths;
 use solid::{Mirror, Solid};
 
 /// Parameters of [`Auto`]; lengths are fractions of the longest bounding-box side. The
@@ -36,19 +37,9 @@ pub struct AutoParams {
     pub resolution: usize,
     /// Width of a distance band, in voxels.
     pub band: f32,
-    /// Side branches shorter than this (beyond `thickness` local radii) are removed.
-    pub min_branch: f32,
-    /// How many local radii (distance to the surface at the junction) a side branch must
-    /// stick out of the part it leaves.
-    pub thickness: f32,
-    /// Joint spacing along a chain.
-    pub spacing: f32,
-    /// Douglas–Peucker tolerance that turns a bend into a joint.
-    pub bend: f32,
-    /// Shortest bone kept.
-    pub min_bone: f32,
-    /// Leaf joints sit this far (along the limb) before the tip.
-    pub tip_trim: f32,
+    /// Branch pruning, joint spacing and bone lengths, as fractions of the longest side
+    /// (except `thickness`, in local radii).
+    pub chains: Lengths,
     /// Share of voxels whose mirror image must be solid for the shape to count as symmetric.
     pub symmetry: f32,
     /// Largest distance between a joint and its partner's mirror image for them to pair.
@@ -60,12 +51,14 @@ impl Default for AutoParams {
         AutoParams {
             resolution: 128,
             band: 2.0,
-            min_branch: 0.1,
-            thickness: 2.5,
-            spacing: 0.07,
-            bend: 0.015,
-            min_bone: 0.02,
-            tip_trim: 0.0,
+            chains: Lengths {
+                min_branch: 0.1,
+                thickness: 2.5,
+                spacing: 0.07,
+                bend: 0.015,
+                min_bone: 0.02,
+                tip_trim: 0.0,
+            },
             symmetry: 0.85,
             pair: 0.03,
         }
@@ -146,18 +139,11 @@ impl Auto {
             sources.push(image as usize);
         }
         let nodes = reeb::reeb_tree(&solid, &sources, p.band, &depth);
-        let lengths = Lengths {
-            min_branch: p.min_branch * size,
-            thickness: p.thickness,
-            spacing: p.spacing * size,
-            bend: p.bend * size,
-            min_bone: p.min_bone * size,
-            tip_trim: p.tip_trim * size,
-        };
+        let lengths = p.chains.scaled(size);
         let mut joints = simplify::joints(&nodes, &lengths);
         pull_inside(&mut joints.positions, &solid);
         let pairs = match mirror {
-            Some(m) => enforce_symmetry(&mut joints, m, &solid, p.pair * size, 0.5 * p.min_bone * size),
+            Some(m) => enforce_symmetry(&mut joints, m, &solid, p.pair * size, 0.5 * lengths.min_bone),
             None => vec![None; joints.positions.len()],
         };
         let forward = match mirror.map(|m| m.axis) {

@@ -190,30 +190,7 @@ mod tests {
         let mut positions = Vec::new();
         let mut triangles = Vec::new();
         let mut add_box = |lo: Vec3, hi: Vec3| {
-            let base = positions.len() as u32;
-            for k in 0..8 {
-                positions.push(Vec3::new(
-                    if k & 1 == 0 { lo.x } else { hi.x },
-                    if k & 2 == 0 { lo.y } else { hi.y },
-                    if k & 4 == 0 { lo.z } else { hi.z },
-                ));
-            }
-            for f in [
-                [0, 2, 1],
-                [1, 2, 3],
-                [4, 5, 6],
-                [5, 7, 6],
-                [0, 1, 4],
-                [1, 5, 4],
-                [2, 6, 3],
-                [3, 6, 7],
-                [0, 4, 2],
-                [2, 4, 6],
-                [1, 3, 5],
-                [3, 7, 5],
-            ] {
-                triangles.push(f.map(|i| base + i));
-            }
+            rigml_geom::procedural::append_cuboid(&mut positions, &mut triangles, lo, hi);
         };
         add_box(Vec3::new(0.05, 0.0, -0.05), Vec3::new(0.15, 0.05, 0.15)); // left foot
         add_box(Vec3::new(-0.15, 0.0, -0.05), Vec3::new(-0.05, 0.05, 0.15)); // right foot

@@ -26,6 +26,21 @@ pub struct Lengths {
     pub tip_trim: f32,
 }
 
+impl Lengths {
+    /// These lengths times `size` (for lengths given as fractions of a model's size);
+    /// `thickness`, a ratio, stays as it is.
+    pub fn scaled(&self, size: f32) -> Lengths {
+        Lengths {
+            min_branch: self.min_branch * size,
+            thickness: self.thickness,
+            spacing: self.spacing * size,
+            bend: self.bend * size,
+            min_bone: self.min_bone * size,
+            tip_trim: self.tip_trim * size,
+        }
+    }
+}
+
 /// A joint tree: positions and parents (`parent < child`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Joints {

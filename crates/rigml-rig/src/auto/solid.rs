@@ -389,25 +389,7 @@ mod tests {
             (Vec3::ZERO, Vec3::new(1.0, 1.0, 1.0)),
             (Vec3::new(1.0 + gap, 0.0, 0.0), Vec3::new(2.0 + gap, 1.0, 1.0)),
         ] {
-            let base = positions.len() as u32;
-            for k in 0..8u32 {
-                positions.push(Vec3::new(
-                    if k & 1 == 0 { lo.x } else { hi.x },
-                    if k & 2 == 0 { lo.y } else { hi.y },
-                    if k & 4 == 0 { lo.z } else { hi.z },
-                ));
-            }
-            for q in [
-                [0, 2, 3, 1],
-                [4, 5, 7, 6],
-                [0, 1, 5, 4],
-                [2, 6, 7, 3],
-                [0, 4, 6, 2],
-                [1, 3, 7, 5],
-            ] {
-                triangles.push([base + q[0], base + q[1], base + q[2]]);
-                triangles.push([base + q[0], base + q[2], base + q[3]]);
-            }
+            rigml_geom::procedural::append_cuboid(&mut positions, &mut triangles, lo, hi);
         }
         (positions, triangles)
     }

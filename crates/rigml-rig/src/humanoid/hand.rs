@@ -298,33 +298,9 @@ mod tests {
 
     /// Closed boxes as one triangle soup.
     fn boxes(list: &[(Vec3, Vec3)]) -> (Vec<Vec3>, Vec<[u32; 3]>) {
-        let mut p = Vec::new();
-        let mut t = Vec::new();
-        for (lo, hi) in list {
-            let base = p.len() as u32;
-            p.extend((0..8).map(|k| {
-                Vec3::new(
-                    if k & 1 == 0 { lo.x } else { hi.x },
-                    if k & 2 == 0 { lo.y } else { hi.y },
-                    if k & 4 == 0 { lo.z } else { hi.z },
-                )
-            }));
-            for f in [
-                [0, 2, 1],
-                [1, 2, 3],
-                [4, 5, 6],
-                [5, 7, 6],
-                [0, 1, 4],
-                [1, 5, 4],
-                [2, 6, 3],
-                [3, 6, 7],
-                [0, 4, 2],
-                [2, 4, 6],
-                [1, 3, 5],
-                [3, 7, 5],
-            ] {
-                t.push(f.map(|i| base + i));
-            }
+        let (mut p, mut t) = (Vec::new(), Vec::new());
+        for &(lo, hi) in list {
+            rigml_geom::procedural::append_cuboid(&mut p, &mut t, lo, hi);
         }
         (p, t)
     }

@@ -381,37 +381,9 @@ impl Volume {
 mod tests {
     use super::*;
 
-    /// A closed box mesh.
-    fn cube(lo: Vec3, hi: Vec3) -> (Vec<Vec3>, Vec<[u32; 3]>) {
-        let p = (0..8)
-            .map(|k| {
-                Vec3::new(
-                    if k & 1 == 0 { lo.x } else { hi.x },
-                    if k & 2 == 0 { lo.y } else { hi.y },
-                    if k & 4 == 0 { lo.z } else { hi.z },
-                )
-            })
-            .collect();
-        let t = vec![
-            [0, 2, 1],
-            [1, 2, 3],
-            [4, 5, 6],
-            [5, 7, 6],
-            [0, 1, 4],
-            [1, 5, 4],
-            [2, 6, 3],
-            [3, 6, 7],
-            [0, 4, 2],
-            [2, 4, 6],
-            [1, 3, 5],
-            [3, 7, 5],
-        ];
-        (p, t)
-    }
-
     #[test]
     fn depth_peaks_in_the_middle_and_paths_stay_central() {
-        let (p, t) = cube(Vec3::new(0.0, 0.0, 0.0), Vec3::new(4.0, 1.0, 1.0));
+        let (p, t) = rigml_geom::procedural::cuboid(Vec3::new(0.0, 0.0, 0.0), Vec3::new(4.0, 1.0, 1.0));
         let vol = Volume::new(&p, &t, 40).unwrap();
         let centre = vol.solid_near(Vec3::new(2.0, 0.5, 0.5), 0).unwrap();
         let corner = vol.solid_near(Vec3::new(0.05, 0.05, 0.05), 1).unwrap();

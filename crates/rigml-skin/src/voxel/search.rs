@@ -241,33 +241,8 @@ pub fn bone_labels(
 mod tests {
     use super::*;
     use glam::Vec3;
+    use rigml_geom::procedural::cuboid;
     use rigml_geom::VoxelGrid;
-
-    /// A closed box mesh from `lo` to `hi`.
-    fn cuboid(lo: Vec3, hi: Vec3) -> (Vec<Vec3>, Vec<[u32; 3]>) {
-        let p = (0..8)
-            .map(|i| {
-                Vec3::new(
-                    if i & 1 == 0 { lo.x } else { hi.x },
-                    if i & 2 == 0 { lo.y } else { hi.y },
-                    if i & 4 == 0 { lo.z } else { hi.z },
-                )
-            })
-            .collect();
-        let quads = [
-            [0, 2, 3, 1],
-            [4, 5, 7, 6],
-            [0, 1, 5, 4],
-            [2, 6, 7, 3],
-            [0, 4, 6, 2],
-            [1, 3, 7, 5],
-        ];
-        let t = quads
-            .iter()
-            .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
-            .collect();
-        (p, t)
-    }
 
     /// Plain Dijkstra with a binary heap over the dense grid, as a reference; voxel `s` is
     /// entered only at a distance up to `limit[s]`.
