@@ -33,8 +33,8 @@ fn main() {
     let col = |name: &str| header.iter().position(|h| *h == name).expect("column");
     let (id_c, kind_c, split_c, path_c, notes_c) = (col("id"), col("kind"), col("split"), col("path"), col("notes"));
     println!(
-        "{:42} {:5} {:>6} {:>7} {:>7} {:>7} {:>5} {:>5} {:>8} {:>5}",
-        "asset", "split", "verts", "J2J", "J2B", "B2B", "Jpr", "Jgt", "place_ms", "maps"
+        "{:42} {:5} {:>6} {:>7} {:>7} {:>7} {:>5} {:>5} {:>8} {:>5} {:>5}",
+        "asset", "split", "verts", "J2J", "J2B", "B2B", "Jpr", "Jgt", "place_ms", "maps", "frame"
     );
     let mut sums = std::collections::BTreeMap::<String, (f64, usize)>::new();
     for line in lines {
@@ -62,6 +62,7 @@ fn main() {
             continue;
         };
         let gt = JointSet::from_skeleton(&character.skeleton, centre, scale);
+        let frame = frame_check(&character);
         let start = Instant::now();
         let placed = placer.place(mesh);
         let ms = start.elapsed().as_secs_f64() * 1e3;
@@ -96,7 +97,7 @@ fn main() {
             .and_then(|k| rigml_anim::humanoid::map_humanoid(&k).ok())
             .is_some();
         println!(
-            "{id:42} {:5} {:>6} {:7.4} {:7.4} {:7.4} {:>5} {:>5} {:8.1} {:>5}",
+            "{id:42} {:5} {:>6} {:7.4} {:7.4} {:7.4} {:>5} {:>5} {:8.1} {:>5} {:>5}",
             get(split_c),
             mesh.positions.len(),
             s.cd_j2j,
@@ -105,7 +106,8 @@ fn main() {
             pred.positions.len(),
             gt.positions.len(),
             ms,
-            if maps { "yes" } else { "NO" }
+            if maps { "yes" } else { "NO" },
+            frame
         );
         let e = sums.entry(get(split_c).to_string()).or_default();
         e.0 += s.cd_j2j;
@@ -143,6 +145,35 @@ fn main() {
     }
     for (split, (sum, n)) in sums {
         println!("mean CD-J2J {split}: {:.4} over {n}", sum / n as f64);
+    }
+}
+
+/// Whether the detected frame agrees with the artist's rig: up from the hips to the head, left
+/// toward the joints named left (rigml-anim's mapping of the GT skeleton). "ok", "UP" (up
+/// wrong), "FWD" (left/right, so forward, swapped) or "?" (no mapping of the GT).
+fn frame_check(character: &rigml_core::Character) -> &'static str {
+    use rigml_anim::humanoid::{map_humanoid, ChainKind, Role};
+    let Ok(o) = rigml_rig::orient::detect(&character.mesh.positions, &character.mesh.triangles) else {
+        return "?";
+    };
+    let Ok(map) = map_humanoid(&character.skeleton) else {
+        return "?";
+    };
+    let bind = character.skeleton.bind_positions();
+    let mean = |kinds: &[ChainKind]| -> glam::Vec3 {
+        let js: Vec<usize> = kinds.iter().flat_map(|k| map.chain(*k).iter().copied()).collect();
+        js.iter().map(|&j| bind[j]).sum::<glam::Vec3>() / js.len().max(1) as f32
+    };
+    let left = mean(&[ChainKind::LeftArm, ChainKind::LeftLeg]) - mean(&[ChainKind::RightArm, ChainKind::RightLeg]);
+    let (Some(hips), Some(head)) = (map.joint(Role::Hips), map.joint(Role::Head)) else {
+        return "?";
+    };
+    if o.up.dot(bind[head] - bind[hips]) <= 0.0 {
+        "UP"
+    } else if o.left.dot(left) <= 0.0 {
+        "FWD"
+    } else {
+        "ok"
     }
 }
 

@@ -220,16 +220,31 @@ fn leg(vol: &Volume, points: &[Vec3], crotch: f32) -> Result<Leg, Refusal> {
         return Err("a leg is too short".into());
     }
     let (tip, top) = (points[0], points[points.len() - 1]);
-    // Ankle: the corner of the L, farthest from the chord toe tip -> crotch, in the lower half.
+    let size = vol.grid.size;
+    // Ankle: the corner of the L, farthest from the chord toe tip -> crotch, in the lower part
+    // of the leg. A leg without a foot (a peg or blade, as on mechs) has no corner: what is
+    // found then is a bend of the shin, which runs less than FOOT_CORNER times its height
+    // towards the toe tip, and the ankle sits just above the ground.
     let chord = top - tip;
     let dist = |p: Vec3| (p - tip).cross(chord).length() / chord.length().max(1e-6);
-    let lower = |p: &Vec3| p.y < tip.y + 0.5 * (top.y - tip.y);
+    let lower = |p: &Vec3| p.y < tip.y + tune("AS", ANKLE_SEARCH) * (top.y - tip.y);
     let corner = points
         .iter()
         .copied()
         .filter(lower)
         .max_by(|a, b| dist(*a).total_cmp(&dist(*b)))
         .unwrap_or(tip);
+    let run = Vec3::new(tip.x - corner.x, 0.0, tip.z - corner.z).length();
+    let corner = if run >= tune("FC", FOOT_CORNER) * (corner.y - tip.y) {
+        corner
+    } else {
+        let y = tip.y + 1.5 * size;
+        points
+            .iter()
+            .copied()
+            .min_by(|a, b| (a.y - y).abs().total_cmp(&(b.y - y).abs()))
+            .unwrap_or(tip)
+    };
     let ankle = vol.section_centre(corner, Vec3::Y, 0.08);
     let leg_at = |y: f32| -> Vec3 {
         let p = points
@@ -241,9 +256,24 @@ fn leg(vol: &Volume, points: &[Vec3], crotch: f32) -> Result<Leg, Refusal> {
     };
     // Upper leg: at the crotch, over the leg's centre a little below it.
     let thigh = leg_at(ankle.y + 0.8 * (crotch - ankle.y));
-    let radius = vol.solid_near(thigh, 1).map_or(0.0, |v| vol.depth[v]) * vol.grid.size;
+    let radius = vol.solid_near(thigh, 1).map_or(0.0, |v| vol.depth[v]) * size;
     let upper = Vec3::new(thigh.x, crotch + radius, thigh.z);
-    let knee = leg_at(0.5 * (ankle.y + upper.y));
+    // Knee: where the leg bends (the path point farthest from the chord ankle -> upper leg in
+    // the middle part of the leg) when it clearly bends, else half-way.
+    let (a, b) = (
+        ankle.y + KNEE_RANGE.0 * (upper.y - ankle.y),
+        ankle.y + KNEE_RANGE.1 * (upper.y - ankle.y),
+    );
+    let off = |p: Vec3| (p - ankle).cross(upper - ankle).length() / (upper - ankle).length().max(1e-6);
+    let bend = points
+        .iter()
+        .copied()
+        .filter(|p| (a..b).contains(&p.y))
+        .max_by(|p, q| off(*p).total_cmp(&off(*q)));
+    let knee = match bend {
+        Some(p) if off(p) >= tune("KB", KNEE_BEND) => vol.section_centre(p, Vec3::Y, 0.1),
+        _ => leg_at(0.5 * (ankle.y + upper.y)),
+    };
     let toe_dir = Vec3::new(tip.x - ankle.x, 0.0, tip.z - ankle.z);
     let ball = Vec3::new(
         ankle.x + 0.45 * toe_dir.x,
@@ -282,6 +312,16 @@ fn arm(vol: &Volume, points: &[Vec3], side: f32) -> Result<Arm, Refusal> {
     while entry_k > past_hand && underside[entry_k - 1] > underside[entry_k] + size {
         entry_k -= 1;
     }
+    // No armpit away from the mirror plane (a chest as low as the arms, as on mechs whose arms
+    // leave the top of a wide chest): the shoulder at the typical share of the arm's reach.
+    let reach = points[0].x * side;
+    let armpit = points[entry_k].x * side >= tune("SM", MIN_SHOULDER) * reach;
+    if !armpit {
+        entry_k = points[..inside]
+            .iter()
+            .position(|p| p.x * side <= tune("SR", SHOULDER_REACH) * reach)
+            .unwrap_or(entry_k);
+    }
     if entry_k < 4 {
         return Err("an arm is too short".into());
     }
@@ -312,7 +352,8 @@ fn arm(vol: &Volume, points: &[Vec3], side: f32) -> Result<Arm, Refusal> {
         .enumerate()
         .min_by(|a, b| a.1.distance(wrist).total_cmp(&b.1.distance(wrist)))
         .map_or(0, |(k, _)| k)];
-    let total = lengths[entry_k] + 0.5 * radius;
+    // The upper arm sits half the arm's radius inside the armpit (at the ball when none).
+    let total = lengths[entry_k] + if armpit { 0.5 * radius } else { 0.0 };
     let upper = section(total).0;
     let elbow = section(0.5 * (wrist_s + total)).0;
     Ok((points[0], upper, elbow, wrist))
@@ -327,5 +368,30 @@ fn mirror_arm(a: Arm) -> Arm {
     (m(a.0), m(a.1), m(a.2), m(a.3))
 }
 
+/// Share of the leg (from the ground up) searched for the ankle's corner.
+const ANKLE_SEARCH: f32 = 0.5;
+/// Least horizontal run from the ankle's corner to the toe tip, per unit of the corner's height
+/// above it, for the leg to have a foot (a foot is long and low; a shin's bend is not).
+const FOOT_CORNER: f32 = 0.6;
+/// Part of the leg (shares from the ankle to the upper leg) searched for the knee's bend.
+const KNEE_RANGE: (f32, f32) = (0.35, 0.65);
+/// Least bend (distance from the chord ankle -> upper leg, share of the height) taken as the
+/// knee.
+const KNEE_BEND: f32 = 0.04;
+
+/// Least distance of the armpit from the mirror plane (share of the hand tip's distance) for it
+/// to be taken as the shoulder.
+const MIN_SHOULDER: f32 = 0.1;
+/// Distance of the shoulder from the mirror plane (share of the hand tip's) where no armpit is
+/// found.
+const SHOULDER_REACH: f32 = 0.25;
+
 /// Typical hand length (wrist to finger tip) as a share of the height.
 const HAND_LENGTH: f32 = 0.105;
+
+pub(crate) fn tune(name: &str, default: f32) -> f32 {
+    std::env::var(format!("HUM_{name}"))
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
