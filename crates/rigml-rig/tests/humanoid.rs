@@ -39,22 +39,111 @@ fn place_and_score(id: &str) -> (PlacedSkeleton, SkeletonScores) {
 
 #[test]
 fn val_and_train_humanoids_are_placed_close_to_the_artists_joints() {
-    // Bounds: the measured CD-J2J (humanoid_table example) with about 25 % margin. Joint
-    // counts: 22 body joints, plus a thumb and a fused-finger chain (3 joints each) on each hand
-    // where the hand has a separate thumb (Mannequiny), no fingers on mitten hands.
+    // Bounds: the measured CD-J2J (humanoid_table example: 0.0173, 0.0237, 0.0323, 0.0541)
+    // with about 12 % margin. Joint counts: 22 body joints, plus a thumb and a fused-finger
+    // chain (3 joints each) on each hand where the hand has a separate thumb (Mannequiny), no
+    // fingers on mitten hands. Mech-Stan (val) has blade legs without feet and no armpits; its
+    // artist rig also has two IK pole targets 0.7 in front of the knees, which alone add 0.016
+    // to its CD-J2J.
     for (id, bound, joints) in [
-        ("godot-mannequiny", 0.022, 34),
-        ("khronos-riggedfigure", 0.03, 22),
-        ("kaykit2-rogue-fbx", 0.04, 22),
+        ("godot-mannequiny", 0.0195, 34),
+        ("khronos-riggedfigure", 0.027, 22),
+        ("kaykit2-rogue-fbx", 0.036, 22),
+        ("quaternius-mech-stan", 0.061, 22),
     ] {
         let (placed, s) = place_and_score(id);
         assert!(s.cd_j2j <= bound, "{id}: CD-J2J {} above {bound}", s.cd_j2j);
-        assert!(
-            s.cd_j2b.is_some_and(|v| v <= bound) && s.cd_b2b.is_some_and(|v| v <= bound),
-            "{id}: {s:?}"
-        );
+        if id != "quaternius-mech-stan" {
+            // (The mech's hands have 20 finger joints in the artist's rig, whose bones raise its
+            // CD-B2B to 0.077.)
+            assert!(
+                s.cd_j2b.is_some_and(|v| v <= bound) && s.cd_b2b.is_some_and(|v| v <= bound),
+                "{id}: {s:?}"
+            );
+        }
         assert_eq!(placed.len(), joints, "{id}: {:?}", placed.names);
     }
+}
+
+/// The side a joint name says it is on (`LeftArm`, `upperarm.l`, `Thigh_L`, `L_Foot`, ...):
+/// `Some(true)` for left, `Some(false)` for right.
+fn named_side(name: &str) -> Option<bool> {
+    let n = name.to_lowercase();
+    let n = n.rsplit(':').next().unwrap_or(&n);
+    for (side, word, suffixes, prefix) in [(true, "left", [".l", "_l"], "l_"), (false, "right", [".r", "_r"], "r_")] {
+        if n.contains(word) || suffixes.iter().any(|s| n.ends_with(s)) || n.starts_with(prefix) {
+            return Some(side);
+        }
+    }
+    None
+}
+
+#[test]
+fn the_detected_frame_agrees_with_the_artists_rig_on_train_and_val_humanoids() {
+    // Up: the artist's head joints above the foot joints. Left: toward the joints the
+    // artist named left. Mech-Stan (val) is a known failure: its legs end in blades that curve
+    // backward (no feet), so the toe test finds it facing backward.
+    let (mut checked, mut skipped) = (0, Vec::new());
+    for row in common::manifest() {
+        let humanoid = row
+            .get("notes")
+            .rsplit("cat=")
+            .next()
+            .is_some_and(|c| c.contains("humanoid"));
+        if row.get("kind") != "character"
+            || !humanoid
+            || !["train", "val"].contains(&row.get("split"))
+            || row.id() == "quaternius-mech-stan"
+        {
+            continue;
+        }
+        let id = row.id().to_string();
+        let character = load(&id);
+        let o = rigml_rig::orient::detect(&character.mesh.positions, &character.mesh.triangles).unwrap();
+        let bind = character.skeleton.bind_positions();
+        let (mut left, mut right) = ((Vec3::ZERO, 0.0f32), (Vec3::ZERO, 0.0f32));
+        for (name, p) in character.skeleton.names.iter().zip(&bind) {
+            match named_side(name) {
+                Some(true) => left = (left.0 + *p, left.1 + 1.0),
+                Some(false) => right = (right.0 + *p, right.1 + 1.0),
+                None => {}
+            }
+        }
+        if left.1 == 0.0 || right.1 == 0.0 {
+            skipped.push(id); // No sided names (KayKit's 6-joint AnimatedCharacter, ...).
+            continue;
+        }
+        let gt_left = left.0 / left.1 - right.0 / right.1;
+        let mean_height = |pick: &dyn Fn(&str) -> bool| {
+            let hs: Vec<f32> = character
+                .skeleton
+                .names
+                .iter()
+                .zip(&bind)
+                .filter(|(n, _)| pick(&n.to_lowercase()))
+                .map(|(_, p)| p.dot(o.up))
+                .collect();
+            (!hs.is_empty()).then(|| hs.iter().sum::<f32>() / hs.len() as f32)
+        };
+        let head = mean_height(&|n| n.contains("head") || n.contains("neck"));
+        let feet = mean_height(&|n| n.contains("foot") || n.contains("toe") || n.contains("ankle"));
+        let (Some(head), Some(feet)) = (head, feet) else {
+            skipped.push(id);
+            continue;
+        };
+        assert!(head > feet, "{id}: up {:?} puts the head below the feet", o.up);
+        assert!(
+            o.left.dot(gt_left) > 0.0,
+            "{id}: left {:?} but the artist's left is {gt_left}",
+            o.left
+        );
+        checked += 1;
+    }
+    assert!(
+        checked >= 27,
+        "only {checked} humanoids checked; no head/foot/side names: {skipped:?}"
+    );
+    println!("frame checked on {checked}; no head/foot/side names: {skipped:?}");
 }
 
 #[test]

@@ -227,7 +227,7 @@ fn leg(vol: &Volume, points: &[Vec3], crotch: f32) -> Result<Leg, Refusal> {
     // towards the toe tip, and the ankle sits just above the ground.
     let chord = top - tip;
     let dist = |p: Vec3| (p - tip).cross(chord).length() / chord.length().max(1e-6);
-    let lower = |p: &Vec3| p.y < tip.y + tune("AS", ANKLE_SEARCH) * (top.y - tip.y);
+    let lower = |p: &Vec3| p.y < tip.y + ANKLE_SEARCH * (top.y - tip.y);
     let corner = points
         .iter()
         .copied()
@@ -235,7 +235,7 @@ fn leg(vol: &Volume, points: &[Vec3], crotch: f32) -> Result<Leg, Refusal> {
         .max_by(|a, b| dist(*a).total_cmp(&dist(*b)))
         .unwrap_or(tip);
     let run = Vec3::new(tip.x - corner.x, 0.0, tip.z - corner.z).length();
-    let corner = if run >= tune("FC", FOOT_CORNER) * (corner.y - tip.y) {
+    let corner = if run >= FOOT_CORNER * (corner.y - tip.y) {
         corner
     } else {
         let y = tip.y + 1.5 * size;
@@ -271,7 +271,7 @@ fn leg(vol: &Volume, points: &[Vec3], crotch: f32) -> Result<Leg, Refusal> {
         .filter(|p| (a..b).contains(&p.y))
         .max_by(|p, q| off(*p).total_cmp(&off(*q)));
     let knee = match bend {
-        Some(p) if off(p) >= tune("KB", KNEE_BEND) => vol.section_centre(p, Vec3::Y, 0.1),
+        Some(p) if off(p) >= KNEE_BEND => vol.section_centre(p, Vec3::Y, 0.1),
         _ => leg_at(0.5 * (ankle.y + upper.y)),
     };
     let toe_dir = Vec3::new(tip.x - ankle.x, 0.0, tip.z - ankle.z);
@@ -315,11 +315,11 @@ fn arm(vol: &Volume, points: &[Vec3], side: f32) -> Result<Arm, Refusal> {
     // No armpit away from the mirror plane (a chest as low as the arms, as on mechs whose arms
     // leave the top of a wide chest): the shoulder at the typical share of the arm's reach.
     let reach = points[0].x * side;
-    let armpit = points[entry_k].x * side >= tune("SM", MIN_SHOULDER) * reach;
+    let armpit = points[entry_k].x * side >= MIN_SHOULDER * reach;
     if !armpit {
         entry_k = points[..inside]
             .iter()
-            .position(|p| p.x * side <= tune("SR", SHOULDER_REACH) * reach)
+            .position(|p| p.x * side <= SHOULDER_REACH * reach)
             .unwrap_or(entry_k);
     }
     if entry_k < 4 {
@@ -388,10 +388,3 @@ const SHOULDER_REACH: f32 = 0.25;
 
 /// Typical hand length (wrist to finger tip) as a share of the height.
 const HAND_LENGTH: f32 = 0.105;
-
-pub(crate) fn tune(name: &str, default: f32) -> f32 {
-    std::env::var(format!("HUM_{name}"))
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
