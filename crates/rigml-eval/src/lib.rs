@@ -33,6 +33,7 @@ pub mod pictures;
 pub mod plots;
 pub mod report;
 pub mod retarget_metrics;
+pub mod rig_deformation;
 pub mod robustness;
 pub mod runner;
 pub mod sequence_metrics;
