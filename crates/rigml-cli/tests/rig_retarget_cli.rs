@@ -45,6 +45,12 @@ struct Feet {
     /// of the left and right sole centroids and penetration of the lowest vertex.
     mesh_skate: f64,
     mesh_depth: f64,
+    /// Frames in contact (§7 test), summed over the foot joints and over the soles.
+    contacts: usize,
+    mesh_contacts: usize,
+    /// Mean over frames of the lowest vertex's height, in `h_mesh` (a floating foot has no
+    /// contact, hence no skate: this catches it).
+    mesh_lowest: f64,
 }
 
 /// Reload `path` (a retargeted character), check it plays, and score its feet.
@@ -67,8 +73,11 @@ fn score(path: &Path, h_mesh: f32) -> Feet {
         .iter()
         .fold((f32::MAX, f32::MIN), |(lo, hi), p| (lo.min(p.y), hi.max(p.y)));
     let band = lo + 0.02 * (hi - lo);
-    let soles: [Vec<usize>; 2] =
-        [true, false].map(|left| (0..rest.len()).filter(|&v| rest[v].y <= band && (rest[v].x > 0.0) == left).collect());
+    let soles: [Vec<usize>; 2] = [true, false].map(|left| {
+        (0..rest.len())
+            .filter(|&v| rest[v].y <= band && (rest[v].x > 0.0) == left)
+            .collect()
+    });
     assert!(soles.iter().all(|s| !s.is_empty()), "{}: no soles", path.display());
 
     let mut feet: Vec<Vec<Vec3>> = vec![Vec::new(); joints.len()];
@@ -87,10 +96,21 @@ fn score(path: &Path, h_mesh: f32) -> Feet {
         for (track, sole) in sole_tracks.iter_mut().zip(&soles) {
             track.push(sole.iter().map(|&v| posed[v]).sum::<Vec3>() / sole.len() as f32);
         }
-        lowest[0].push(posed.iter().copied().fold(Vec3::MAX, |a, p| if p.y < a.y { p } else { a }));
+        lowest[0].push(
+            posed
+                .iter()
+                .copied()
+                .fold(Vec3::MAX, |a, p| if p.y < a.y { p } else { a }),
+        );
     }
     let h = info.hip_height;
     let (depth, deep_share) = metrics::penetration(&feet, h).expect("frames");
+    let in_contact = |tracks: &[Vec<Vec3>], h: f32| -> usize {
+        tracks
+            .iter()
+            .map(|t| metrics::contacts(t, h, played.fps).into_iter().filter(|&c| c).count())
+            .sum()
+    };
     Feet {
         frames: played.poses.len(),
         skate: metrics::foot_skate(&feet, h, played.fps).expect("two frames or more"),
@@ -98,45 +118,76 @@ fn score(path: &Path, h_mesh: f32) -> Feet {
         deep_share,
         mesh_skate: metrics::foot_skate(&sole_tracks, h_mesh, played.fps).expect("frames"),
         mesh_depth: metrics::penetration(&lowest, h_mesh).expect("frames").0,
+        contacts: in_contact(&feet, h),
+        mesh_contacts: in_contact(&sole_tracks, h_mesh),
+        mesh_lowest: lowest[0].iter().map(|p| f64::from(p.y)).sum::<f64>() / lowest[0].len() as f64 / f64::from(h_mesh),
     }
 }
 
 #[test]
 fn rig_a_bare_humanoid_obj_then_retarget_a_bvh_feet_stay_on_the_ground() {
+    // A realistic and a chibi humanoid of the val split.
+    for id in ["godot-mannequiny", "kaykit2-ranger"] {
+        rig_then_retarget(id);
+    }
+}
+
+fn rig_then_retarget(id: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let id = "kaykit2-ranger";
     let artist = common::asset(id);
-    // The val run clip: 149 frames at 120 fps, short enough for a debug build.
-    let clip = common::asset("cmu_09_01_run");
 
     assert_ok(&rigml(dir.path(), &["convert", s(&artist), "bare.obj"]));
     let bare = rigml_io::load(&dir.path().join("bare.obj")).unwrap();
-    assert!(bare.skeleton.is_empty() && bare.skin.is_none(), "the OBJ is a bare mesh");
+    assert!(
+        bare.skeleton.is_empty() && bare.skin.is_none(),
+        "the OBJ is a bare mesh"
+    );
 
     let o = rigml(dir.path(), &["rig", "bare.obj", "-o", "auto.glb", "--json"]);
     assert_ok(&o);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["template"], "humanoid", "a humanoid is detected: {v}");
+    assert_eq!(v["template"], "humanoid", "{id}: a humanoid is detected: {v}");
 
-    for (to, out) in [("auto.glb", "auto-run.glb"), (s(&artist), "artist-run.glb")] {
-        assert_ok(&rigml(dir.path(), &["retarget", s(&clip), "--to", to, "-o", out]));
-    }
     let h_artist = rig_for(&rigml_io::load(&artist).unwrap().skeleton, &[], id)
         .unwrap()
         .hip_height;
-    let a = score(&dir.path().join("auto-run.glb"), h_artist);
-    let r = score(&dir.path().join("artist-run.glb"), h_artist);
-    println!("{id} <- cmu_09_01_run: auto {a:?}\n  artist {r:?}");
-    assert_eq!((a.frames, r.frames), (149, 149));
-    assert!(no_worse(a.skate, r.skate, SKATE_FLOOR), "foot skate: auto {a:?} artist {r:?}");
-    assert!(no_worse(a.depth, r.depth, DEPTH_FLOOR), "penetration: auto {a:?} artist {r:?}");
-    assert!(a.deep_share <= r.deep_share + 0.01, "deep frames: auto {a:?} artist {r:?}");
-    assert!(
-        no_worse(a.mesh_skate, r.mesh_skate, SKATE_FLOOR),
-        "sole skate: auto {a:?} artist {r:?}"
-    );
-    assert!(
-        no_worse(a.mesh_depth, r.mesh_depth, DEPTH_FLOOR),
-        "mesh penetration: auto {a:?} artist {r:?}"
-    );
+    // The val clips: a run (149 frames at 120 fps) and a start-walk-stop (1247 frames). The
+    // §7 contact test (below 0.05 H, slower than 0.5 H/s) rarely holds for the ankle and toe
+    // joints of these characters, more often for the soles: the skate checks are the weaker
+    // ones, penetration and floating the stronger.
+    for (clip_id, frames) in [("cmu_09_01_run", 149), ("cmu_131_02_walk", 1247)] {
+        let clip = common::asset(clip_id);
+        let out = |rig: &str| format!("{rig}-{clip_id}.glb");
+        for (to, rig) in [("auto.glb", "auto"), (s(&artist), "artist")] {
+            assert_ok(&rigml(dir.path(), &["retarget", s(&clip), "--to", to, "-o", &out(rig)]));
+        }
+        let a = score(&dir.path().join(out("auto")), h_artist);
+        let r = score(&dir.path().join(out("artist")), h_artist);
+        println!("{id} <- {clip_id}: auto {a:?}\n  artist {r:?}");
+        assert_eq!((a.frames, r.frames), (frames, frames));
+        assert!(
+            no_worse(a.skate, r.skate, SKATE_FLOOR),
+            "foot skate: auto {a:?} artist {r:?}"
+        );
+        assert!(
+            no_worse(a.depth, r.depth, DEPTH_FLOOR),
+            "penetration: auto {a:?} artist {r:?}"
+        );
+        assert!(
+            a.deep_share <= r.deep_share + 0.01,
+            "deep frames: auto {a:?} artist {r:?}"
+        );
+        assert!(
+            no_worse(a.mesh_skate, r.mesh_skate, SKATE_FLOOR),
+            "sole skate: auto {a:?} artist {r:?}"
+        );
+        assert!(
+            no_worse(a.mesh_depth, r.mesh_depth, DEPTH_FLOOR),
+            "mesh penetration: auto {a:?} artist {r:?}"
+        );
+        assert!(
+            a.mesh_lowest <= r.mesh_lowest.max(0.0) + 0.02,
+            "the auto-rigged feet float: auto {a:?} artist {r:?}"
+        );
+    }
 }

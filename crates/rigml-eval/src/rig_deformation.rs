@@ -91,9 +91,7 @@ pub fn match_joints(pred: &Skeleton, gt: &Skeleton) -> Option<Vec<usize>> {
         return None;
     }
     let segs = segments(&x, &gt.children());
-    let (lo, hi) = x
-        .iter()
-        .fold((x[0], x[0]), |(lo, hi), &p| (lo.min(p), hi.max(p)));
+    let (lo, hi) = x.iter().fold((x[0], x[0]), |(lo, hi), &p| (lo.min(p), hi.max(p)));
     let tie = TIE_FRACTION * (hi - lo).max_element().max(f32::MIN_POSITIVE);
     let mut nearest = vec![f32::INFINITY; x.len()];
     let matched = probes(&y, &pred.children())
@@ -130,7 +128,9 @@ pub fn driven_matrices(
 ) -> Result<Vec<Mat4>, String> {
     let mut out: Vec<Mat4> = Vec::with_capacity(pred_bind.len());
     for (p, &y) in pred_bind.iter().enumerate() {
-        let g = *matched.get(p).ok_or_else(|| format!("predicted joint {p} has no match"))?;
+        let g = *matched
+            .get(p)
+            .ok_or_else(|| format!("predicted joint {p} has no match"))?;
         let d = *gt_matrices
             .get(g)
             .ok_or_else(|| format!("predicted joint {p}: GT joint {g} out of range"))?;
@@ -389,9 +389,18 @@ mod tests {
         );
         assert_eq!(match_joints(&many, &gt), Some(vec![0, 0, 1, 1, 2]));
         let rigid = skin(&vec![vec![(0, 1.0)]; 4], 5);
-        let d = rig_deformation_error(&positions(), &gt, &skin(&gt_rows(), 3), &many, &rigid, &[true; 4], &[pose], 1.0)
-            .unwrap()
-            .unwrap();
+        let d = rig_deformation_error(
+            &positions(),
+            &gt,
+            &skin(&gt_rows(), 3),
+            &many,
+            &rigid,
+            &[true; 4],
+            &[pose],
+            1.0,
+        )
+        .unwrap()
+        .unwrap();
         assert!(d.max > 0.5, "{d:?}");
     }
 

@@ -128,7 +128,11 @@ pub fn summary_md(report: &Report) -> String {
         let mut worst: Vec<(f64, &str)> = report
             .of(m)
             .filter(|r| r.counts())
-            .filter_map(|r| r.deform_random.or(r.rig_deform_random).map(|d| (d.p95, r.asset.as_str())))
+            .filter_map(|r| {
+                r.deform_random
+                    .or(r.rig_deform_random)
+                    .map(|d| (d.p95, r.asset.as_str()))
+            })
             .collect();
         worst.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
         let list: Vec<String> = worst.iter().take(5).map(|(v, a)| format!("{a} ({v:.4})")).collect();
