@@ -163,7 +163,10 @@ fn rig_then_retarget(id: &str) {
         }
         let a = score(&dir.path().join(out("auto")), h_artist);
         let r = score(&dir.path().join(out("artist")), h_artist);
-        println!("{id} <- {clip_id}: auto {a:?}\n  artist {r:?}");
+        println!(
+            "{id} <- {clip_id}: contact frames (joints / soles) auto {} / {}, artist {} / {}\n  auto {a:?}\n  artist {r:?}",
+            a.contacts, a.mesh_contacts, r.contacts, r.mesh_contacts
+        );
         assert_eq!((a.frames, r.frames), (frames, frames));
         assert!(
             no_worse(a.skate, r.skate, SKATE_FLOOR),
