@@ -18,7 +18,8 @@ Examples:
   rigml eval --split val --methods learned,heat,nearest,voxel -o report/
   rigml eval --split val --methods learned --model my-skin.safetensors -o report-mine/
   rigml eval --split val --methods rig-detect,rig-humanoid,rig-auto -o report-rig/
-                                               (skeleton metrics: CD-J2J, ...)
+                    (skeleton metrics: CD-J2J, ...; rig_deform_*: the placed skeleton skinned
+                     with --rig-skin, driven by the artist rig's poses, vs the artist-posed mesh)
   rigml eval --data ../shared/data/manifest.tsv --split val --methods heat \\
              --weights-from blender=bpy-weights/ -o report/ --force
 External weights: one file per asset in the folder, named <asset id>.npz (`weights` N×J and
@@ -47,9 +48,14 @@ pub struct Args {
     /// Replace report files that exist.
     #[arg(long)]
     pub force: bool,
-    /// Skip the deformation error (the slowest metric).
+    /// Skip the deformation error (the slowest metric), and for auto-riggers the skinning of
+    /// their skeletons and the end-to-end deformation error (rig_deform_*).
     #[arg(long)]
     pub no_deformation: bool,
+    /// The skin solver that skins an auto-rigger's skeleton for the end-to-end deformation
+    /// error (rig_deform_*; as `rigml rig --skin`).
+    #[arg(long, default_value = "learned", value_parser = clap::builder::PossibleValuesParser::new(METHODS))]
+    pub rig_skin: String,
     /// Draw no pictures (by default each method's worst and best asset is drawn, artist vs
     /// method weights, into the report folder; this runs the method once more on those assets).
     #[arg(long)]
@@ -63,12 +69,22 @@ pub fn run(args: &Args) -> Result<String> {
     for name in args.methods.iter().filter(|m| !m.is_empty()) {
         if let Some(template) = name.strip_prefix("rig-") {
             let placer = crate::rig::placer(template).with_context(|| format!("--methods {name}"))?;
-            methods.push(Method::rigger(name, move |c| {
+            let place = move |c: &rigml_core::Character| {
                 placer
                     .place(&c.mesh)
                     .and_then(|p| p.to_skeleton())
                     .map_err(|e| e.to_string())
-            }));
+            };
+            if args.no_deformation {
+                methods.push(Method::rigger(name, place));
+            } else {
+                // The placed skeleton skinned as `rigml rig` would: the end-to-end deformation.
+                let options = SolveOptions::default();
+                let skinner = solver(&args.rig_skin, None, args.model.as_deref())?;
+                methods.push(Method::skinned_rigger(name, place, move |c| {
+                    skinner.solve(&c.mesh, &c.skeleton, &options).map_err(|e| e.to_string())
+                }));
+            }
             continue;
         }
         if !METHODS.contains(&name.as_str()) {

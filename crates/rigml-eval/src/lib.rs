@@ -16,6 +16,8 @@
 //! - `--no-pictures` — skip [`pictures::write_pictures`] (each method's worst and best asset);
 //! - `--out DIR` and `--force` — [`Report::write_to`]; `--no-deformation` —
 //!   [`Options::deformation`]; `--puppeteer-filter X` — [`Options::puppeteer_filter`];
+//! - `--rig-skin NAME` — the solver that skins a `rig-*` method's skeleton for the end-to-end
+//!   deformation error ([`rig_deformation`], [`Method::skinned_rigger`]);
 //! - a progress bar driven by the [`Progress`] callback.
 //!
 //! [`pictures`] draws each method's worst and best asset (artist vs method weights) for
@@ -33,6 +35,7 @@ pub mod pictures;
 pub mod plots;
 pub mod report;
 pub mod retarget_metrics;
+pub mod rig_deformation;
 pub mod robustness;
 pub mod runner;
 pub mod sequence_metrics;

@@ -35,6 +35,10 @@ pub struct AssetResult {
     pub deform_clips: Option<DeformScores>,
     /// Skeleton metrics (§5) of a rigger.
     pub skeleton: Option<SkeletonScores>,
+    /// End-to-end deformation error of a skinned rigger ([`crate::rig_deformation`]), pose set (a).
+    pub rig_deform_random: Option<DeformScores>,
+    /// The same over pose set (b).
+    pub rig_deform_clips: Option<DeformScores>,
     /// Things worth knowing that are not failures (a metric that could not be computed).
     pub notes: Vec<String>,
 }
@@ -58,6 +62,8 @@ impl AssetResult {
             deform_random: None,
             deform_clips: None,
             skeleton: None,
+            rig_deform_random: None,
+            rig_deform_clips: None,
             notes: Vec::new(),
         }
     }
@@ -188,6 +194,36 @@ pub const METRICS: &[Metric] = &[
         better: "closer to 0",
         get: |r| r.skeleton.map(|s| s.joint_count_error as f64),
     },
+    Metric {
+        name: "rig_deform_a_mean",
+        better: "lower",
+        get: |r| r.rig_deform_random.map(|d| d.mean),
+    },
+    Metric {
+        name: "rig_deform_a_max",
+        better: "lower",
+        get: |r| r.rig_deform_random.map(|d| d.max),
+    },
+    Metric {
+        name: "rig_deform_a_p95",
+        better: "lower",
+        get: |r| r.rig_deform_random.map(|d| d.p95),
+    },
+    Metric {
+        name: "rig_deform_b_mean",
+        better: "lower",
+        get: |r| r.rig_deform_clips.map(|d| d.mean),
+    },
+    Metric {
+        name: "rig_deform_b_max",
+        better: "lower",
+        get: |r| r.rig_deform_clips.map(|d| d.max),
+    },
+    Metric {
+        name: "rig_deform_b_p95",
+        better: "lower",
+        get: |r| r.rig_deform_clips.map(|d| d.p95),
+    },
 ];
 
 /// Fixed float format of every file: 6 decimals, empty when absent.
@@ -278,7 +314,13 @@ impl Report {
                 s.push_str(&num((m.get)(r)));
             }
             let poses = |d: Option<DeformScores>| d.map_or(String::new(), |d| d.poses.to_string());
-            let _ = writeln!(s, ",{},{}", poses(r.deform_random), poses(r.deform_clips));
+            // Pose counts of §3, or of the end-to-end rig deformation for a rigger.
+            let _ = writeln!(
+                s,
+                ",{},{}",
+                poses(r.deform_random.or(r.rig_deform_random)),
+                poses(r.deform_clips.or(r.rig_deform_clips))
+            );
         }
         s
     }

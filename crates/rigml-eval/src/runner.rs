@@ -10,6 +10,7 @@ use crate::dataset::AssetRow;
 use crate::deformation::{self, DeformScores};
 use crate::external;
 use crate::report::{AssetResult, LoadFailure, Report};
+use crate::rig_deformation;
 use crate::robustness::{self, Declared, Failure};
 use crate::skeleton_metrics::{self, JointSet};
 use crate::skin_metrics::{self, Mode, PreparedGt, Row};
@@ -75,8 +76,10 @@ impl ExternalFiles {
 pub enum Source {
     Solver(Box<SolveFn>),
     External(ExternalFiles),
-    /// A skeleton placer, scored against the GT skeleton (METRICS.md §5).
-    Rigger(Box<RigFn>),
+    /// A skeleton placer, scored against the GT skeleton (METRICS.md §5), and optionally the
+    /// solver that skins its skeleton, for the end-to-end deformation error
+    /// ([`crate::rig_deformation`]).
+    Rigger(Box<RigFn>, Option<Box<SolveFn>>),
 }
 
 /// A named method under evaluation.
@@ -106,12 +109,27 @@ impl Method {
     pub fn rigger(name: &str, f: impl Fn(&Character) -> Result<Skeleton, String> + Send + Sync + 'static) -> Method {
         Method {
             name: name.to_string(),
-            source: Source::Rigger(Box::new(f)),
+            source: Source::Rigger(Box::new(f), None),
             declared: Declared {
                 cap: usize::MAX,
                 ignores_end_sites: false,
             },
         }
+    }
+
+    /// A rigger whose skeleton is then skinned by `skin` (given the bare mesh with the placed
+    /// skeleton), so that besides §5 the end-to-end deformation error of the whole rig
+    /// ([`crate::rig_deformation`]) is scored when [`Options::deformation`] is on.
+    pub fn skinned_rigger(
+        name: &str,
+        place: impl Fn(&Character) -> Result<Skeleton, String> + Send + Sync + 'static,
+        skin: impl Fn(&Character) -> Result<Skin, String> + Send + Sync + 'static,
+    ) -> Method {
+        let mut method = Method::rigger(name, place);
+        if let Source::Rigger(_, s) = &mut method.source {
+            *s = Some(Box::new(skin));
+        }
+        method
     }
 
     /// Weights read from files; the cap is not declared (any count passes check 5).
@@ -214,7 +232,7 @@ fn top4_skin(rows: &[Option<Row>], joints: usize) -> Result<Skin, String> {
 pub(crate) fn predict(id: &str, character: &Character, method: &Method) -> Result<Vec<Row>, String> {
     match &method.source {
         Source::Solver(f) => f(character).map(|s| skin_metrics::rows_of(&s)),
-        Source::Rigger(_) => Err(format!("{} is a rigger: it makes skeletons, not weights", method.name)),
+        Source::Rigger(..) => Err(format!("{} is a rigger: it makes skeletons, not weights", method.name)),
         Source::External(files) => {
             let path = files
                 .files
@@ -228,7 +246,14 @@ pub(crate) fn predict(id: &str, character: &Character, method: &Method) -> Resul
 }
 
 /// Run a rigger on the bare mesh of a prepared asset and score its skeleton (§5, §4).
-fn run_rigger(row: &AssetRow, p: &Prepared, method: &Method, rig: &RigFn) -> AssetResult {
+fn run_rigger(
+    row: &AssetRow,
+    p: &Prepared,
+    method: &Method,
+    rig: &RigFn,
+    skin: Option<&SolveFn>,
+    options: &Options,
+) -> AssetResult {
     let n = p.character.mesh.vertex_count();
     let joints = p.character.skeleton.joint_count();
     let bare = Character {
@@ -247,6 +272,7 @@ fn run_rigger(row: &AssetRow, p: &Prepared, method: &Method, rig: &RigFn) -> Ass
             return result;
         }
     };
+    let skeleton_ok = !skeleton.is_empty() && skeleton.bind_positions().iter().all(|q| q.is_finite());
     let gt = JointSet::from_skeleton(&p.character.skeleton, p.bind_centre, p.bind_scale);
     let pred = JointSet::from_skeleton(&skeleton, p.bind_centre, p.bind_scale);
     if let Some(j) = pred.positions.iter().position(|q| !q.is_finite()) {
@@ -263,7 +289,66 @@ fn run_rigger(row: &AssetRow, p: &Prepared, method: &Method, rig: &RigFn) -> Ass
     if let Some(f) = robustness::check_time(std::time::Duration::from_secs_f64(run.wall_s), n) {
         result.failures.push(f);
     }
+    if let (Some(skin), true, true) = (skin, options.deformation, skeleton_ok) {
+        rig_deformation(p, bare, skeleton, skin, &mut result);
+    }
     result
+}
+
+/// Skin the placed `skeleton` on the bare mesh and score the end-to-end deformation error
+/// ([`crate::rig_deformation`]) over both pose sets. A skin that fails or does not pass the §4
+/// weight checks leaves the columns empty with a note (the rigger's §5 scores stand).
+fn rig_deformation(p: &Prepared, bare: Character, skeleton: Skeleton, skin: &SolveFn, result: &mut AssetResult) {
+    let n = p.character.mesh.vertex_count();
+    let joints = skeleton.joint_count();
+    let rigged = Character { skeleton, ..bare };
+    let rows = match skin(&rigged) {
+        Ok(s) => skin_metrics::rows_of(&s),
+        Err(e) => {
+            result.notes.push(format!("rig skin: {e}"));
+            return;
+        }
+    };
+    let declared = Declared {
+        cap: usize::MAX,
+        ignores_end_sites: false,
+    };
+    let gt_unskinned: Vec<bool> = p.skinned.iter().map(|s| !s).collect();
+    if let Some(f) = robustness::check_rows(&rows, n, joints, declared, &[], &gt_unskinned).first() {
+        result.notes.push(format!("rig skin: {f}"));
+        return;
+    }
+    let top4: Vec<Option<Row>> = rows
+        .iter()
+        .map(|r| skin_metrics::top_k(r, skin_metrics::TOP_K))
+        .collect();
+    let pred = match top4_skin(&top4, joints) {
+        Ok(s) => s,
+        Err(e) => {
+            result.notes.push(format!("rig skin: {e}"));
+            return;
+        }
+    };
+    let mut score = |poses: &[rigml_core::Pose]| -> Option<DeformScores> {
+        rig_deformation::rig_deformation_error(
+            &p.character.mesh.positions,
+            &p.character.skeleton,
+            &p.gt_top4,
+            &rigged.skeleton,
+            &pred,
+            &p.skinned,
+            poses,
+            p.scale,
+        )
+        .unwrap_or_else(|e| {
+            result.notes.push(format!("rig deformation: {e}"));
+            None
+        })
+    };
+    let a = score(&p.random_poses);
+    let b = score(&p.clip_poses);
+    result.rig_deform_random = a;
+    result.rig_deform_clips = b;
 }
 
 /// Run one method on one prepared asset.
@@ -276,7 +361,7 @@ fn run_method(row: &AssetRow, p: &Prepared, method: &Method, options: &Options) 
             ..p.character.clone()
         }),
         Source::External(_) => None,
-        Source::Rigger(rig) => return run_rigger(row, p, method, rig.as_ref()),
+        Source::Rigger(rig, skin) => return run_rigger(row, p, method, rig.as_ref(), skin.as_deref(), options),
     };
     let (output, run) = robustness::measure(|| predict(&row.id, input.as_ref().unwrap_or(&p.character), method));
     let mut result = AssetResult::new(&row.id, &method.name, n, joints, p.gt.unskinned, p.gt.is_data_issue());

@@ -40,7 +40,10 @@ pub fn summary_md(report: &Report) -> String {
          issue; `(n fail)` beside the mean counts failed assets (§4). Distances are in normalised \
          units (longest rest AABB side = 1); skeleton metrics (§5: cd_*, joint counts) of riggers \
          compare the placed joints with the GT bind-pose joints in the stored mesh's space, \
-         normalised by its AABB.\n",
+         normalised by its AABB. rig_deform_* (riggers whose skeleton is also skinned) is the \
+         end-to-end deformation error: the predicted rig, with its own weights, driven by the GT \
+         poses (each joint turns like the GT bone covering it), against the GT-posed mesh; it is \
+         not in METRICS.md and is defined in rigml-eval's `rig_deformation` module.\n",
         assets.len(),
         report.load_failures.len()
     );
@@ -120,12 +123,16 @@ pub fn summary_md(report: &Report) -> String {
         let _ = writeln!(s, "| {bin} | {} |", cells.join(" | "));
     }
 
-    s += "\n## Worst 5 assets by Deform p95 (pose set a)\n\n";
+    s += "\n## Worst 5 assets by Deform p95 (pose set a; riggers: rig_deform_a_p95)\n\n";
     for m in methods {
         let mut worst: Vec<(f64, &str)> = report
             .of(m)
             .filter(|r| r.counts())
-            .filter_map(|r| r.deform_random.map(|d| (d.p95, r.asset.as_str())))
+            .filter_map(|r| {
+                r.deform_random
+                    .or(r.rig_deform_random)
+                    .map(|d| (d.p95, r.asset.as_str()))
+            })
             .collect();
         worst.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
         let list: Vec<String> = worst.iter().take(5).map(|(v, a)| format!("{a} ({v:.4})")).collect();
