@@ -70,7 +70,7 @@ pub struct Args {
     /// Inference: drop candidates below this weight (stored in the model).
     #[arg(long, default_value_t = rigml_learn::infer::DEFAULT_ABSOLUTE)]
     pub absolute: f32,
-    /// Inference settings are chosen on --val to maximise P + R - L1 among those whose mean
+    /// Inference settings are chosen on --val to maximise 2 min(P, R) - L1 among those whose mean
     /// recall (top-4 mode) is at least this (0 = no constraint).
     #[arg(long, default_value_t = 0.0)]
     pub min_recall: f64,
@@ -324,7 +324,7 @@ pub fn run(args: &Args) -> Result<String> {
     if let Some(c) = chosen {
         let _ = writeln!(
             out,
-            "inference settings chosen on {}: smooth {} rounds, sharpen {}, relative {}, absolute {} (mean P {:.4}, R {:.4}, L1 {:.4}; P + R - L1 = {:.4}{})",
+            "inference settings chosen on {}: smooth {} rounds, sharpen {}, relative {}, absolute {} (mean P {:.4}, R {:.4}, L1 {:.4}; 2 min(P, R) - L1 = {:.4}{})",
             args.val.as_deref().unwrap_or("val"),
             c.smooth,
             c.sharpen,
@@ -341,7 +341,7 @@ pub fn run(args: &Args) -> Result<String> {
     Ok(out)
 }
 
-/// Pick the inference settings (thresholds, smoothing, sharpening) that maximise mean `P + R -
+/// Pick the inference settings (thresholds, smoothing, sharpening) that maximise `2 min(P, R) -
 /// L1` (METRICS.md §2, top-4 mode) over the skinned characters of `split` while keeping mean
 /// recall >= `min_recall` where possible, and store them in `model`.
 fn choose_thresholds(dataset: &Dataset, split: &str, min_recall: f64, model: &mut ModelFile) -> Result<Chosen> {

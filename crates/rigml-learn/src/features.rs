@@ -18,10 +18,10 @@ use rigml_skin::post::Prepared;
 pub const CANDIDATES: usize = 8;
 
 /// Numbers per (vertex, candidate) pair.
-pub const FEATURES: usize = 24;
+pub const FEATURES: usize = 26;
 
 /// Bumped whenever the meaning of a feature changes (invalidates caches and models).
-pub const FEATURE_VERSION: u32 = 1;
+pub const FEATURE_VERSION: u32 = 2;
 
 /// Distances are clamped below by this (normalised units).
 const EPS: f32 = 1e-4;
@@ -215,6 +215,23 @@ fn piece_means(prior: &[f32], joint_count: usize, adjacency: &Adjacency) -> Vec<
     out
 }
 
+/// Bone-heat rows of every welded vertex, each normalised to sum 1 (empty rows stay empty; an
+/// empty list when the heat solve fails, so that the heat features are all zero).
+fn heat_shares(prep: &Prepared) -> Vec<Vec<(u32, f32)>> {
+    let Ok(mut rows) = rigml_skin::heat::raw_rows(prep, true) else {
+        return Vec::new();
+    };
+    rows.par_iter_mut().for_each(|row| {
+        let sum: f32 = row.iter().map(|e| e.1).sum();
+        if sum > 0.0 && sum.is_finite() {
+            row.iter_mut().for_each(|e| e.1 /= sum);
+        } else {
+            row.clear();
+        }
+    });
+    rows
+}
+
 /// Features of every welded vertex of `prep`; `parents` is the skeleton's parent list.
 pub fn extract(prep: &Prepared, parents: &[Option<usize>]) -> Features {
     let n = prep.welded.vertex_count();
@@ -238,6 +255,7 @@ pub fn extract(prep: &Prepared, parents: &[Option<usize>]) -> Features {
     let short = diffuse(&prior, joint_count, &prep.adjacency, SHORT_ROUNDS);
     let long = diffuse(&short, joint_count, &prep.adjacency, LONG_ROUNDS - SHORT_ROUNDS);
     let piece = piece_means(&prior, joint_count, &prep.adjacency);
+    let heat = heat_shares(prep);
 
     let mut joints = vec![u32::MAX; n * CANDIDATES];
     let mut mask = vec![0.0f32; n * CANDIDATES];
@@ -298,6 +316,12 @@ pub fn extract(prep: &Prepared, parents: &[Option<usize>]) -> Features {
                 x[21] = at(&long, c.joint);
                 x[22] = at(&piece, c.joint);
                 x[23] = (facts.segments.get(j).map_or(0, Vec::len) as f32 / 4.0).min(1.0);
+                let (share, top) = heat.get(v).map_or((0.0, 0.0), |row| {
+                    let top = row.iter().map(|e| e.1).fold(0.0f32, f32::max);
+                    (row.iter().find(|e| e.0 == c.joint).map_or(0.0, |e| e.1), top)
+                });
+                x[24] = share;
+                x[25] = if top > 0.0 { share / top } else { 0.0 };
             }
         });
     Features {

@@ -66,6 +66,12 @@ impl SkinSolver for Heat {
     }
 }
 
+/// Raw (unnormalised, unpruned) heat rows for every welded vertex of `prep`: the solver before
+/// post-processing, for callers that use bone heat as an input (the learned model's features).
+pub fn raw_rows(prep: &Prepared, visibility: bool) -> Result<Vec<Row>, SkinError> {
+    solve_rows(prep, visibility)
+}
+
 /// Raw heat rows for every welded vertex.
 fn solve_rows(prep: &Prepared, visibility: bool) -> Result<Vec<Row>, SkinError> {
     let positions = &prep.welded.positions;
