@@ -162,7 +162,10 @@ fn characters<'a>(dataset: &'a Dataset, split: &str) -> Result<Vec<&'a AssetRow>
 
 /// Clouds of every character of `rows` (characters without a skeleton are skipped and named).
 fn clouds(rows: &[&AssetRow], augment: &Augment, what: &str) -> Result<(Vec<Shape>, Vec<String>, Vec<String>)> {
-    let bar = bar(rows.len() as u64, &format!("{{bar:30}} {{pos}}/{{len}} {what} {{msg}} [{{elapsed}}]"));
+    let bar = bar(
+        rows.len() as u64,
+        &format!("{{bar:30}} {{pos}}/{{len}} {what} {{msg}} [{{elapsed}}]"),
+    );
     let mut all = Vec::new();
     let mut ids = Vec::new();
     let mut skipped = Vec::new();
@@ -432,7 +435,11 @@ pub fn run(args: &Args) -> Result<String> {
         summary.seconds_settings
     );
     if let Some(t) = summary.final_train_loss {
-        let _ = writeln!(out, "final train loss (last {} steps): {t:.4}", rigml_learn::curves::SMOOTH);
+        let _ = writeln!(
+            out,
+            "final train loss (last {} steps): {t:.4}",
+            rigml_learn::curves::SMOOTH
+        );
     }
     if let (Some(v), Some(o)) = (summary.final_val_loss, summary.final_val_offset) {
         let _ = writeln!(out, "final val loss {v:.4} (offset L1 {o:.4})");
@@ -457,7 +464,11 @@ fn totals(series: &[(usize, rigml_learn::skeleton::train::Losses)]) -> Vec<(usiz
 
 fn curves_png(history: &History) -> Result<Vec<u8>> {
     let train = rigml_learn::curves::smooth_series(&totals(&history.train));
-    let val: Vec<(f64, f64)> = history.val.iter().map(|(s, l)| (*s as f64, f64::from(l.total))).collect();
+    let val: Vec<(f64, f64)> = history
+        .val
+        .iter()
+        .map(|(s, l)| (*s as f64, f64::from(l.total)))
+        .collect();
     Ok(rigml_learn::curves::png_series(
         &train,
         &val,

@@ -60,10 +60,7 @@ fn a_tiny_run_lowers_the_loss_and_the_saved_model_predicts_the_same() {
     };
     let device = rigml_learn::device();
     device.seed(config.seed);
-    let untrained = net::to_file(
-        &net::SkeletonNet::new(config.hidden, &device),
-        HashMap::new(),
-    );
+    let untrained = net::to_file(&net::SkeletonNet::new(config.hidden, &device), HashMap::new());
     let before = evaluate(&untrained_net(&untrained), &shapes).unwrap();
     let (model, history) = train(&shapes, &[], &config, None, &HashMap::new(), &mut |_| Ok(())).unwrap();
     assert_eq!(history.train.len(), 40);

@@ -60,7 +60,13 @@ impl SkeletonPlacer for Learned {
             .place(&mesh.positions, &mesh.triangles)
             .map_err(Self::error)?;
         let names = (0..tree.positions.len())
-            .map(|j| if j == 0 { "root".to_string() } else { format!("joint_{j:03}") })
+            .map(|j| {
+                if j == 0 {
+                    "root".to_string()
+                } else {
+                    format!("joint_{j:03}")
+                }
+            })
             .collect();
         let placed = PlacedSkeleton {
             names,

@@ -50,7 +50,10 @@ impl Settings {
     /// As `(key, value)` pairs for a model file's metadata.
     pub fn to_metadata(&self) -> Vec<(String, String)> {
         let values = [self.bandwidth, self.merge, self.min_mass, self.power, self.outside];
-        KEYS.iter().zip(values).map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        KEYS.iter()
+            .zip(values)
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     /// Settings from metadata (`get` looks a key up), defaults for missing or unusable values.
@@ -211,7 +214,11 @@ pub fn connect(joints: &[Vec3], centre: Vec3, outside: f32, step: f32, inside: &
     };
     let costs: Vec<Vec<f32>> = (0..n)
         .into_par_iter()
-        .map(|a| (0..n).map(|b| if a == b { 0.0 } else { cost(a.min(b), a.max(b)) }).collect())
+        .map(|a| {
+            (0..n)
+                .map(|b| if a == b { 0.0 } else { cost(a.min(b), a.max(b)) })
+                .collect()
+        })
         .collect();
     let root = (0..n)
         .min_by(|&a, &b| joints[a].distance(centre).total_cmp(&joints[b].distance(centre)))
@@ -356,7 +363,11 @@ mod tests {
 
     #[test]
     fn symmetrise_pairs_and_centres() {
-        let mut js = vec![Vec3::new(0.2, 0.0, 0.01), Vec3::new(-0.22, 0.0, 0.0), Vec3::new(0.004, 0.5, 0.0)];
+        let mut js = vec![
+            Vec3::new(0.2, 0.0, 0.01),
+            Vec3::new(-0.22, 0.0, 0.0),
+            Vec3::new(0.004, 0.5, 0.0),
+        ];
         symmetrise(&mut js, 0.05);
         assert!((js[0].x + js[1].x).abs() < 1e-6 && (js[0].z - js[1].z).abs() < 1e-6);
         assert_eq!(js[2].x, 0.0);

@@ -86,7 +86,10 @@ impl SkeletonNet {
             );
             if let Some(bias) = &layer.bias {
                 let b = bias.val();
-                out.insert(format!("{name}.bias"), (b.dims().to_vec(), tensor_values(b.into_data())));
+                out.insert(
+                    format!("{name}.bias"),
+                    (b.dims().to_vec(), tensor_values(b.into_data())),
+                );
             }
         }
         out
@@ -108,7 +111,9 @@ impl SkeletonNet {
                 .get(&key)
                 .ok_or_else(|| LearnError::Model(format!("no `{key}` tensor")))?;
             if s.as_slice() != shape || v.len() != shape.iter().product::<usize>() {
-                return Err(LearnError::Model(format!("`{key}` has shape {s:?}, expected {shape:?}")));
+                return Err(LearnError::Model(format!(
+                    "`{key}` has shape {s:?}, expected {shape:?}"
+                )));
             }
             if v.iter().any(|x| !x.is_finite()) {
                 return Err(LearnError::Model(format!("`{key}` holds a non-finite value")));
@@ -121,7 +126,10 @@ impl SkeletonNet {
             let b = get(format!("{name}.bias"), &[output])?;
             layers.push(Linear {
                 weight: Param::from_tensor(Tensor::from_data(TensorData::new(w, [input, output]), device)),
-                bias: Some(Param::from_tensor(Tensor::from_data(TensorData::new(b, [output]), device))),
+                bias: Some(Param::from_tensor(Tensor::from_data(
+                    TensorData::new(b, [output]),
+                    device,
+                ))),
             });
         }
         let mut it = layers.into_iter();

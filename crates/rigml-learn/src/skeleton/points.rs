@@ -98,7 +98,9 @@ pub fn sample(positions: &[Vec3], triangles: &[[u32; 3]], count: usize, seed: u6
         }
     }
     if tris.is_empty() || total <= 0.0 || count == 0 {
-        return Err(LearnError::Data("the mesh has no triangle with an area to sample".into()));
+        return Err(LearnError::Data(
+            "the mesh has no triangle with an area to sample".into(),
+        ));
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5ce1_e70a);
     let mut points = Vec::with_capacity(count);
@@ -259,7 +261,11 @@ pub fn targets(points: &[Vec3], joints: &[Vec3]) -> Result<Vec<f32>, LearnError>
             }
         }
         let offset = joints[j1] - *p;
-        let confidence = if d2.is_finite() { (d2 - d1) / (d2 + d1).max(1e-9) } else { 1.0 };
+        let confidence = if d2.is_finite() {
+            (d2 - d1) / (d2 + d1).max(1e-9)
+        } else {
+            1.0
+        };
         out.extend_from_slice(&[offset.x, offset.y, offset.z, confidence, spacing[j1].ln()]);
     }
     Ok(out)

@@ -220,7 +220,10 @@ pub fn train(
         net = optimizer.step(lr, net, grads);
         let losses = to_losses(l);
         if !losses.total.is_finite() {
-            return Err(LearnError::Train(format!("the loss became {} at step {step}", losses.total)));
+            return Err(LearnError::Train(format!(
+                "the loss became {} at step {step}",
+                losses.total
+            )));
         }
         history.train.push((step + 1, losses));
         on_event(Event::Step {
