@@ -17,6 +17,7 @@ mod rig;
 mod skin;
 mod skin_seq;
 mod train;
+mod train_skeleton;
 mod view;
 
 use clap::{Parser, Subcommand};
@@ -34,6 +35,7 @@ Examples:
   rigml skin Ranger.glb --method heat -o ranger-heat.glb
   rigml rig creature.obj -o creature.glb      place a skeleton in a bare mesh and skin it
   rigml train --split train --val val -o skin.safetensors
+  rigml train-skeleton --split train --val val -o skel.safetensors
   rigml clean walk.bvh -o walk-clean.bvh  smooth a mocap clip and remove foot skate
   rigml retarget walk.bvh --to Ranger.glb -o ranger-walk.glb
   rigml ikrig encode walk.bvh -o walk.csv
@@ -67,6 +69,7 @@ enum Command {
     Decompose(decompose::Args),
     SkinSeq(skin_seq::Args),
     Train(train::Args),
+    TrainSkeleton(train_skeleton::Args),
 }
 
 fn main() -> ExitCode {
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
         Command::Decompose(args) => decompose::run(&args),
         Command::SkinSeq(args) => skin_seq::run(&args),
         Command::Train(args) => train::run(&args),
+        Command::TrainSkeleton(args) => train_skeleton::run(&args),
     };
     match result {
         Ok(text) => print(&text),

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 /// The templates `--template` (and `rigml eval --methods rig-<template>`) can name.
 /// `detect` (the default) is `humanoid` when the shape is a standing humanoid, else `auto`.
-pub const TEMPLATES: &[&str] = &["detect", "humanoid", "auto"];
+pub const TEMPLATES: &[&str] = &["detect", "humanoid", "auto", "learned"];
 
 /// The skeleton placer of `template`.
 pub fn placer(template: &str) -> Result<Box<dyn SkeletonPlacer + Send>> {
@@ -22,6 +22,7 @@ pub fn placer(template: &str) -> Result<Box<dyn SkeletonPlacer + Send>> {
         "auto" => Box::new(rigml_rig::Auto::default()),
         "humanoid" => Box::new(rigml_rig::Humanoid::default()),
         "detect" => Box::new(rigml_rig::Detect::default()),
+        "learned" => Box::new(rigml_rig::Learned::embedded()?),
         other => bail!("unknown template {other:?} (choose one of {})", TEMPLATES.join(", ")),
     })
 }

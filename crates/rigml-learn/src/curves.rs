@@ -51,9 +51,32 @@ pub fn smoothed(history: &History) -> Vec<(f64, f64)> {
 
 /// The PNG bytes of the curves.
 pub fn png(history: &History) -> Result<Vec<u8>, LearnError> {
+    let val: Vec<(f64, f64)> = history
+        .val
+        .iter()
+        .map(|(s, l)| (*s as f64, f64::from(l.total)))
+        .collect();
+    png_series(&smoothed(history), &val, "KL + λ·deform")
+}
+
+/// Means of consecutive blocks of [`SMOOTH`] values of a per-step series.
+pub fn smooth_series(series: &[(usize, f32)]) -> Vec<(f64, f64)> {
+    series
+        .chunks(SMOOTH)
+        .filter(|c| !c.is_empty())
+        .map(|c| {
+            let step = c.last().map_or(0, |e| e.0) as f64;
+            (step, c.iter().map(|e| f64::from(e.1)).sum::<f64>() / c.len() as f64)
+        })
+        .collect()
+}
+
+/// The PNG bytes of a (smoothed) training curve and a validation curve of any loss, labelled
+/// `loss` on the y axis.
+pub fn png_series(train: &[(f64, f64)], val: &[(f64, f64)], loss: &str) -> Result<Vec<u8>, LearnError> {
     let (w, h) = SIZE;
     let mut pixels = vec![0u8; (w * h * 3) as usize];
-    draw(history, &mut pixels).map_err(|e| LearnError::Train(format!("plotting the curves: {e}")))?;
+    draw(train, val, loss, &mut pixels).map_err(|e| LearnError::Train(format!("plotting the curves: {e}")))?;
     let mut out = Vec::new();
     {
         let mut encoder = png::Encoder::new(&mut out, w, h);
@@ -69,25 +92,19 @@ pub fn png(history: &History) -> Result<Vec<u8>, LearnError> {
     Ok(out)
 }
 
-fn draw(history: &History, pixels: &mut [u8]) -> Result<(), String> {
+fn draw(train: &[(f64, f64)], val: &[(f64, f64)], loss: &str, pixels: &mut [u8]) -> Result<(), String> {
     let e = |err: &dyn std::fmt::Debug| format!("{err:?}");
     let text = fonts();
     let root = BitMapBackend::with_buffer(pixels, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|x| e(&x))?;
-    let train = smoothed(history);
-    let val: Vec<(f64, f64)> = history
-        .val
-        .iter()
-        .map(|(s, l)| (*s as f64, f64::from(l.total)))
-        .collect();
     let all = train
         .iter()
-        .chain(&val)
+        .chain(val)
         .map(|p| p.1)
         .filter(|v| v.is_finite() && *v > 0.0);
     let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let (lo, hi) = if lo < hi { (lo * 0.9, hi * 1.1) } else { (1e-3, 1.0) };
-    let last = train.iter().chain(&val).map(|p| p.0).fold(1.0, f64::max);
+    let last = train.iter().chain(val).map(|p| p.0).fold(1.0, f64::max);
     let mut builder = ChartBuilder::on(&root);
     builder.margin(20);
     if text {
@@ -103,7 +120,7 @@ fn draw(history: &History, pixels: &mut [u8]) -> Result<(), String> {
         chart
             .configure_mesh()
             .x_desc("step")
-            .y_desc("KL + λ·deform")
+            .y_desc(loss)
             .draw()
             .map_err(|x| e(&x))?;
     }

@@ -13,6 +13,7 @@ pub mod forward;
 pub mod infer;
 pub mod model;
 pub mod sample;
+pub mod skeleton;
 pub mod train;
 
 pub use infer::Learned;

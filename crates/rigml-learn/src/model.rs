@@ -184,19 +184,29 @@ impl ModelFile {
     /// Parse safetensors bytes; `origin` names the source in errors. Checks that the model was
     /// made for this feature layout.
     pub fn from_bytes(bytes: &[u8], origin: &str) -> Result<ModelFile, LearnError> {
+        let model = ModelFile::read(bytes, origin)?;
+        let version = model.metadata.get("rigml.feature_version").map(String::as_str);
+        if version != Some(FEATURE_VERSION.to_string().as_str()) {
+            return Err(LearnError::ModelFile {
+                path: origin.to_string(),
+                problem: format!(
+                    "made for feature version {}, this build uses {FEATURE_VERSION}",
+                    version.unwrap_or("(none)")
+                ),
+            });
+        }
+        Ok(model)
+    }
+
+    /// Parse safetensors bytes (f32 tensors and metadata) without checking what kind of model
+    /// they hold; `origin` names the source in errors.
+    pub fn read(bytes: &[u8], origin: &str) -> Result<ModelFile, LearnError> {
         let bad = |problem: String| LearnError::ModelFile {
             path: origin.to_string(),
             problem,
         };
         let (_, header) = safetensors::SafeTensors::read_metadata(bytes).map_err(|e| bad(e.to_string()))?;
         let metadata = header.metadata().clone().unwrap_or_default();
-        let version = metadata.get("rigml.feature_version").map(String::as_str);
-        if version != Some(FEATURE_VERSION.to_string().as_str()) {
-            return Err(bad(format!(
-                "made for feature version {}, this build uses {FEATURE_VERSION}",
-                version.unwrap_or("(none)")
-            )));
-        }
         let tensors = safetensors::SafeTensors::deserialize(bytes).map_err(|e| bad(e.to_string()))?;
         let mut weights = HashMap::new();
         for (name, view) in tensors.tensors() {

@@ -8,12 +8,14 @@
 pub mod auto;
 pub mod detect;
 pub mod humanoid;
+pub mod learned;
 pub mod orient;
 pub mod placed;
 
 pub use auto::{Auto, AutoParams};
 pub use detect::Detect;
 pub use humanoid::{looks_humanoid, Humanoid, HumanoidCheck};
+pub use learned::Learned;
 pub use placed::PlacedSkeleton;
 
 use rigml_core::{Character, Mesh};

@@ -1,0 +1,249 @@
+//! Training the skeleton network: Adam on `OFFSET_WEIGHT · L1(offset) + BCE(confidence) +
+//! SPACING_WEIGHT · L1(log spacing)` over batches of whole clouds, cosine learning-rate decay,
+//! periodic validation and checkpoints. Deterministic for a given seed (parameters from the
+//! burn device seed, batches from a ChaCha stream); a resumed run replays the batch stream.
+
+use super::data::Shape;
+use super::net::{to_file, SkeletonNet};
+use super::points::{FEATURES, POINTS, TARGETS};
+use crate::model::{tensor_values, ModelFile};
+use crate::{device, LearnError};
+use burn::module::Module;
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::tensor::{Device, Tensor, TensorData};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
+
+/// Weight of the offset term (offsets are a few hundredths of the model size).
+pub const OFFSET_WEIGHT: f32 = 10.0;
+/// Weight of the log-spacing term.
+pub const SPACING_WEIGHT: f32 = 0.2;
+/// Metadata key of the step a model was saved at (for `--resume`).
+pub const KEY_STEP: &str = "rigml.skeleton.train.step";
+
+/// Training settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Optimiser steps in total (a resumed run continues up to this count).
+    pub steps: usize,
+    /// Clouds per step.
+    pub batch: usize,
+    /// Peak learning rate (cosine decay to 5 % of it).
+    pub learning_rate: f64,
+    /// Hidden width.
+    pub hidden: usize,
+    /// Seed of the initial parameters and of the batches.
+    pub seed: u64,
+    /// Validate every this many steps (0 = only at the end).
+    pub val_every: usize,
+    /// Emit a checkpoint every this many steps (0 = none).
+    pub checkpoint_every: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            steps: 1500,
+            batch: 4,
+            learning_rate: 2e-3,
+            hidden: 96,
+            seed: 1,
+            val_every: 100,
+            checkpoint_every: 250,
+        }
+    }
+}
+
+impl Config {
+    /// Refuses settings that cannot train.
+    pub fn validate(&self) -> Result<(), LearnError> {
+        let bad = |problem: String| Err(LearnError::Train(problem));
+        if self.steps == 0 {
+            return bad("steps must be at least 1".into());
+        }
+        if self.batch == 0 {
+            return bad("batch size must be at least 1".into());
+        }
+        if self.hidden == 0 || self.hidden > 4096 {
+            return bad(format!("hidden width must lie in 1..=4096, got {}", self.hidden));
+        }
+        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
+            return bad(format!(
+                "learning rate must be a positive number, got {}",
+                self.learning_rate
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Mean losses.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Losses {
+    pub total: f32,
+    /// Mean L1 distance between predicted and GT offsets (normalised units).
+    pub offset: f32,
+    pub confidence: f32,
+    pub spacing: f32,
+}
+
+/// What the loop reports as it goes.
+#[derive(Debug)]
+pub enum Event<'a> {
+    Step { step: usize, total: usize, losses: Losses },
+    Val { step: usize, losses: Losses },
+    Checkpoint { step: usize, model: &'a ModelFile },
+}
+
+/// Loss curves: `(step, losses)` of every training step and every validation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct History {
+    pub train: Vec<(usize, Losses)>,
+    pub val: Vec<(usize, Losses)>,
+}
+
+fn batch(shapes: &[Shape], index: &[usize], device: &Device) -> Result<(Tensor<3>, Tensor<3>), LearnError> {
+    let b = index.len();
+    let mut x = Vec::with_capacity(b * POINTS * FEATURES);
+    let mut t = Vec::with_capacity(b * POINTS * TARGETS);
+    for &i in index {
+        let s = shapes
+            .get(i)
+            .filter(|s| s.features.len() == POINTS * FEATURES && s.targets.len() == POINTS * TARGETS)
+            .ok_or_else(|| LearnError::Train(format!("training cloud {i} is malformed")))?;
+        x.extend_from_slice(&s.features);
+        t.extend_from_slice(&s.targets);
+    }
+    Ok((
+        Tensor::from_data(TensorData::new(x, [b, POINTS, FEATURES]), device),
+        Tensor::from_data(TensorData::new(t, [b, POINTS, TARGETS]), device),
+    ))
+}
+
+/// `(total, offset, confidence, spacing)` loss tensors of one element each.
+fn losses(net: &SkeletonNet, x: Tensor<3>, t: Tensor<3>) -> [Tensor<1>; 4] {
+    let out = net.forward(x);
+    let offset = (out.clone().narrow(2, 0, 3) - t.clone().narrow(2, 0, 3))
+        .abs()
+        .sum_dim(2)
+        .mean();
+    let logit = out.clone().narrow(2, 3, 1);
+    let target = t.clone().narrow(2, 3, 1);
+    let bce = (logit.clone().clamp_min(0.0) - logit.clone() * target + logit.abs().neg().exp().log1p()).mean();
+    let spacing = (out.narrow(2, 4, 1) - t.narrow(2, 4, 1)).abs().mean();
+    let total = offset.clone() * OFFSET_WEIGHT + bce.clone() + spacing.clone() * SPACING_WEIGHT;
+    [total, offset, bce, spacing]
+}
+
+fn scalar(t: Tensor<1>) -> f32 {
+    tensor_values(t.into_data()).first().copied().unwrap_or(f32::NAN)
+}
+
+fn to_losses(l: [Tensor<1>; 4]) -> Losses {
+    let [total, offset, confidence, spacing] = l.map(scalar);
+    Losses {
+        total,
+        offset,
+        confidence,
+        spacing,
+    }
+}
+
+/// Mean losses of `net` over `shapes` (no gradients).
+pub fn evaluate(net: &SkeletonNet, shapes: &[Shape]) -> Result<Losses, LearnError> {
+    let device = device();
+    let mut sum = Losses::default();
+    let n = shapes.len();
+    if n == 0 {
+        return Ok(sum);
+    }
+    for i in 0..n {
+        let (x, t) = batch(shapes, &[i], &device)?;
+        let l = to_losses(losses(net, x, t));
+        sum.total += l.total;
+        sum.offset += l.offset;
+        sum.confidence += l.confidence;
+        sum.spacing += l.spacing;
+    }
+    let k = n as f32;
+    Ok(Losses {
+        total: sum.total / k,
+        offset: sum.offset / k,
+        confidence: sum.confidence / k,
+        spacing: sum.spacing / k,
+    })
+}
+
+/// Train on `train` (validating on `val`). `resume` continues from a saved model (weights and
+/// step count; the optimiser moments restart). `metadata` goes into every model emitted.
+/// `on_event` may stop the run by returning an error.
+pub fn train(
+    train: &[Shape],
+    val: &[Shape],
+    config: &Config,
+    resume: Option<&ModelFile>,
+    metadata: &HashMap<String, String>,
+    on_event: &mut dyn FnMut(Event) -> Result<(), LearnError>,
+) -> Result<(ModelFile, History), LearnError> {
+    if train.is_empty() {
+        return Err(LearnError::Train("no training clouds".into()));
+    }
+    config.validate()?;
+    let device = device().autodiff();
+    device.seed(config.seed);
+    let (mut net, first_step) = match resume {
+        Some(model) => {
+            let step = model.metadata.get(KEY_STEP).and_then(|s| s.parse().ok()).unwrap_or(0);
+            (SkeletonNet::from_weights(&model.weights, &device)?, step)
+        }
+        None => (SkeletonNet::new(config.hidden, &device), 0),
+    };
+    let mut optimizer = AdamConfig::new().init();
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5ce1_e7a1);
+    for _ in 0..first_step * config.batch {
+        let _: usize = rng.random_range(0..train.len());
+    }
+    let model_at = |net: &SkeletonNet, step: usize| {
+        let mut meta = metadata.clone();
+        meta.insert(KEY_STEP.into(), step.to_string());
+        to_file(&net.valid(), meta)
+    };
+    let mut history = History::default();
+    for step in first_step..config.steps {
+        let progress = step as f64 / config.steps as f64;
+        let lr = config.learning_rate * (0.05 + 0.95 * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()));
+        let index: Vec<usize> = (0..config.batch).map(|_| rng.random_range(0..train.len())).collect();
+        let (x, t) = batch(train, &index, &device)?;
+        let l = losses(&net, x, t);
+        let grads = GradientsParams::from_grads(l[0].backward(), &net);
+        net = optimizer.step(lr, net, grads);
+        let losses = to_losses(l);
+        if !losses.total.is_finite() {
+            return Err(LearnError::Train(format!(
+                "the loss became {} at step {step}",
+                losses.total
+            )));
+        }
+        history.train.push((step + 1, losses));
+        on_event(Event::Step {
+            step: step + 1,
+            total: config.steps,
+            losses,
+        })?;
+        let last = step + 1 == config.steps;
+        if !val.is_empty() && (last || (config.val_every > 0 && (step + 1) % config.val_every == 0)) {
+            let losses = evaluate(&net.valid(), val)?;
+            history.val.push((step + 1, losses));
+            on_event(Event::Val { step: step + 1, losses })?;
+        }
+        if config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0 && !last {
+            let model = model_at(&net, step + 1);
+            on_event(Event::Checkpoint {
+                step: step + 1,
+                model: &model,
+            })?;
+        }
+    }
+    Ok((model_at(&net, config.steps.max(first_step)), history))
+}
