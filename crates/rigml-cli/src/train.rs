@@ -151,14 +151,15 @@ fn split_samples(
     Ok((all, ids))
 }
 
-fn bar(len: u64, template: &str) -> ProgressBar {
+/// A progress bar with `template` (the plain style if the template does not parse).
+pub(crate) fn bar(len: u64, template: &str) -> ProgressBar {
     let bar = ProgressBar::new(len);
     bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
     bar
 }
 
 /// `OUTPUT` with its extension replaced by `-curves.png`.
-fn curves_path(output: &Path) -> PathBuf {
+pub(crate) fn curves_path(output: &Path) -> PathBuf {
     let stem = output
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -166,7 +167,8 @@ fn curves_path(output: &Path) -> PathBuf {
     output.with_file_name(format!("{stem}-curves.png"))
 }
 
-fn checkpoint_path(output: &Path) -> PathBuf {
+/// `OUTPUT.ckpt`: where checkpoints go.
+pub(crate) fn checkpoint_path(output: &Path) -> PathBuf {
     let mut name = output.file_name().map(|s| s.to_os_string()).unwrap_or_default();
     name.push(".ckpt");
     output.with_file_name(name)

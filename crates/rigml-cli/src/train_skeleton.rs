@@ -2,8 +2,8 @@
 //! skeleton predictor (joint votes + clustering + spanning tree) on the characters of a
 //! manifest split, and choose its clustering settings on --val (rigml-learn does the work).
 
+use crate::train::{bar, checkpoint_path, curves_path};
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use rigml_eval::dataset::{AssetRow, Dataset};
 use rigml_eval::deformation::normalisation;
 use rigml_eval::skeleton_metrics::{score, JointSet};
@@ -15,7 +15,7 @@ use rigml_learn::ModelFile;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// Train the learned skeleton predictor on a manifest split.
@@ -122,26 +122,6 @@ struct ChosenSettings {
     /// Mean of `|n_pred - n_gt| / n_gt` with the chosen settings.
     mean_relative_count_error: f64,
     mean_cd_j2j_default_settings: f64,
-}
-
-fn bar(len: u64, template: &str) -> ProgressBar {
-    let bar = ProgressBar::new(len);
-    bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
-    bar
-}
-
-fn curves_path(output: &Path) -> PathBuf {
-    let stem = output
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    output.with_file_name(format!("{stem}-curves.png"))
-}
-
-fn checkpoint_path(output: &Path) -> PathBuf {
-    let mut name = output.file_name().map(|s| s.to_os_string()).unwrap_or_default();
-    name.push(".ckpt");
-    output.with_file_name(name)
 }
 
 fn is_humanoid(row: &AssetRow) -> bool {

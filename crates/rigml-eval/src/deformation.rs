@@ -187,34 +187,71 @@ pub fn deformation_error(
     if poses.is_empty() || !skinned.iter().any(|&s| s) {
         return Ok(None);
     }
-    let (mut sum_mean, mut sum_max, mut sum_p95) = (0.0, 0.0, 0.0);
-    let mut d: Vec<f64> = Vec::with_capacity(n);
+    let mut errors = PoseErrors::new(n);
     for (k, pose) in poses.iter().enumerate() {
         let m = skinning_matrices(skeleton, pose).map_err(|e| format!("pose {k}: {e}"))?;
-        let x_gt = lbs(positions, gt, &m);
-        let x_pr = lbs(positions, pred, &m);
-        d.clear();
-        d.extend(
-            x_gt.iter()
-                .zip(&x_pr)
+        errors.add(k, &lbs(positions, gt, &m), &lbs(positions, pred, &m), skinned, scale)?;
+    }
+    Ok(Some(errors.finish()))
+}
+
+/// Per-pose vertex distances between a reference and a predicted deformation, summed over poses
+/// into the mean / max / p95 of [`DeformScores`] (each averaged over poses).
+pub(crate) struct PoseErrors {
+    sum: [f64; 3],
+    poses: usize,
+    d: Vec<f64>,
+}
+
+impl PoseErrors {
+    pub(crate) fn new(vertices: usize) -> Self {
+        Self {
+            sum: [0.0; 3],
+            poses: 0,
+            d: Vec::with_capacity(vertices),
+        }
+    }
+
+    /// Add pose `k`: distances of the `skinned` vertices, times `scale` (§1 units).
+    pub(crate) fn add(
+        &mut self,
+        k: usize,
+        reference: &[Vec3],
+        predicted: &[Vec3],
+        skinned: &[bool],
+        scale: f32,
+    ) -> Result<(), String> {
+        self.d.clear();
+        self.d.extend(
+            reference
+                .iter()
+                .zip(predicted)
                 .zip(skinned)
                 .filter(|(_, &s)| s)
                 .map(|((a, b), _)| f64::from(a.distance(*b)) * f64::from(scale)),
         );
-        if d.iter().any(|x| !x.is_finite()) {
+        if self.d.is_empty() {
+            return Ok(());
+        }
+        if self.d.iter().any(|x| !x.is_finite()) {
             return Err(format!("pose {k}: non-finite deformed position"));
         }
-        sum_mean += d.iter().sum::<f64>() / d.len() as f64;
-        sum_max += d.iter().copied().fold(0.0, f64::max);
-        sum_p95 += percentile_nearest_rank(&mut d, 0.95).unwrap_or(0.0);
+        self.sum[0] += self.d.iter().sum::<f64>() / self.d.len() as f64;
+        self.sum[1] += self.d.iter().copied().fold(0.0, f64::max);
+        self.sum[2] += percentile_nearest_rank(&mut self.d, 0.95).unwrap_or(0.0);
+        self.poses += 1;
+        Ok(())
     }
-    let k = poses.len() as f64;
-    Ok(Some(DeformScores {
-        mean: sum_mean / k,
-        max: sum_max / k,
-        p95: sum_p95 / k,
-        poses: poses.len(),
-    }))
+
+    pub(crate) fn finish(self) -> DeformScores {
+        let k = self.poses.max(1) as f64;
+        DeformScores {
+            mean: self.sum[0] / k,
+            max: self.sum[1] / k,
+            p95: self.sum[2] / k,
+            poses: self.poses,
+        }
+    }
 }
 
 #[cfg(test)]

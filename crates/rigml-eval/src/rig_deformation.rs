@@ -33,7 +33,7 @@
 //! number equals §3's deformation error of the predicted weights: the artist's rig scores 0 and
 //! "GT skeleton + learned skin" scores the `learned` method's `deform_a_*`.
 
-use crate::deformation::{percentile_nearest_rank, DeformScores};
+use crate::deformation::{DeformScores, PoseErrors};
 use glam::{Affine3A, Mat3A, Mat4, Vec3, Vec3A};
 use rigml_core::{lbs, skinning_matrices, Pose, Skeleton, Skin};
 
@@ -196,35 +196,15 @@ pub fn rig_deformation_error(
         return Ok(None);
     }
     let pred_bind = pred.bind_positions();
-    let (mut sum_mean, mut sum_max, mut sum_p95) = (0.0, 0.0, 0.0);
-    let mut d: Vec<f64> = Vec::with_capacity(n);
+    let mut errors = PoseErrors::new(n);
     for (k, pose) in poses.iter().enumerate() {
         let gt_m = skinning_matrices(gt, pose).map_err(|e| format!("pose {k}: {e}"))?;
         let pred_m = driven_matrices(&pred_bind, &pred.parents, &matched, &gt_m)?;
         let x_gt = lbs(positions, gt_skin, &gt_m);
         let x_pr = lbs(positions, pred_skin, &pred_m);
-        d.clear();
-        d.extend(
-            x_gt.iter()
-                .zip(&x_pr)
-                .zip(skinned)
-                .filter(|(_, &s)| s)
-                .map(|((a, b), _)| f64::from(a.distance(*b)) * f64::from(scale)),
-        );
-        if d.iter().any(|x| !x.is_finite()) {
-            return Err(format!("pose {k}: non-finite deformed position"));
-        }
-        sum_mean += d.iter().sum::<f64>() / d.len() as f64;
-        sum_max += d.iter().copied().fold(0.0, f64::max);
-        sum_p95 += percentile_nearest_rank(&mut d, 0.95).unwrap_or(0.0);
+        errors.add(k, &x_gt, &x_pr, skinned, scale)?;
     }
-    let k = poses.len() as f64;
-    Ok(Some(DeformScores {
-        mean: sum_mean / k,
-        max: sum_max / k,
-        p95: sum_p95 / k,
-        poses: poses.len(),
-    }))
+    Ok(Some(errors.finish()))
 }
 
 #[cfg(test)]
