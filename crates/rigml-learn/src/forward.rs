@@ -10,7 +10,7 @@
 //! unit tests check that both give the same probabilities within 1e-5.
 
 use crate::features::{CANDIDATES, FEATURES};
-use crate::model::ModelFile;
+use crate::model::{checked_tensor, ModelFile};
 use crate::LearnError;
 use rayon::prelude::*;
 
@@ -31,21 +31,7 @@ struct Layer {
 
 impl Layer {
     fn load(model: &ModelFile, name: &str, input: usize, output: usize) -> Result<Layer, LearnError> {
-        let get = |key: String, shape: &[usize]| -> Result<Vec<f32>, LearnError> {
-            let (s, v) = model
-                .weights
-                .get(&key)
-                .ok_or_else(|| LearnError::Model(format!("no `{key}` tensor")))?;
-            if s.as_slice() != shape || v.len() != shape.iter().product::<usize>() {
-                return Err(LearnError::Model(format!(
-                    "`{key}` has shape {s:?}, expected {shape:?}"
-                )));
-            }
-            if v.iter().any(|x| !x.is_finite()) {
-                return Err(LearnError::Model(format!("`{key}` holds a non-finite value")));
-            }
-            Ok(v.clone())
-        };
+        let get = |key: String, shape: &[usize]| checked_tensor(&model.weights, &key, shape).map_err(LearnError::Model);
         Ok(Layer {
             input,
             output,

@@ -103,18 +103,8 @@ impl Net {
             .ok_or("no `pair.weight` tensor")?;
         let h = hidden;
         let layer = |name: &str, input: usize, output: usize| -> Result<Linear, String> {
-            let get = |key: String, shape: &[usize]| -> Result<Vec<f32>, String> {
-                let (s, v) = weights.get(&key).ok_or(format!("no `{key}` tensor"))?;
-                if s.as_slice() != shape || v.len() != shape.iter().product::<usize>() {
-                    return Err(format!("`{key}` has shape {s:?}, expected {shape:?}"));
-                }
-                if v.iter().any(|x| !x.is_finite()) {
-                    return Err(format!("`{key}` holds a non-finite value"));
-                }
-                Ok(v.clone())
-            };
-            let w = get(format!("{name}.weight"), &[input, output])?;
-            let b = get(format!("{name}.bias"), &[output])?;
+            let w = checked_tensor(weights, &format!("{name}.weight"), &[input, output])?;
+            let b = checked_tensor(weights, &format!("{name}.bias"), &[output])?;
             Ok(Linear {
                 weight: Param::from_tensor(Tensor::from_data(TensorData::new(w, [input, output]), device)),
                 bias: Some(Param::from_tensor(Tensor::from_data(
@@ -244,4 +234,22 @@ impl ModelFile {
             .and_then(|v| v.parse().ok())
             .filter(|v: &f32| v.is_finite())
     }
+}
+
+/// The values of tensor `key` in `weights` (name -> (shape, values)), refused unless it exists,
+/// has exactly `shape` and holds only finite values. Every network read from a model file
+/// (training and inference, skin and skeleton) loads its tensors through this one check.
+pub(crate) fn checked_tensor(
+    weights: &HashMap<String, (Vec<usize>, Vec<f32>)>,
+    key: &str,
+    shape: &[usize],
+) -> Result<Vec<f32>, String> {
+    let (s, v) = weights.get(key).ok_or(format!("no `{key}` tensor"))?;
+    if s.as_slice() != shape || v.len() != shape.iter().product::<usize>() {
+        return Err(format!("`{key}` has shape {s:?}, expected {shape:?}"));
+    }
+    if v.iter().any(|x| !x.is_finite()) {
+        return Err(format!("`{key}` holds a non-finite value"));
+    }
+    Ok(v.clone())
 }

@@ -5,7 +5,7 @@
 //! in its metadata.
 
 use super::points::{FEATURES, TARGETS};
-use crate::model::{tensor_values, ModelFile};
+use crate::model::{checked_tensor, tensor_values, ModelFile};
 use crate::LearnError;
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
@@ -106,20 +106,7 @@ impl SkeletonNet {
             .and_then(|(shape, _)| shape.get(1).copied())
             .filter(|&h| h > 0 && h <= 4096)
             .ok_or_else(|| LearnError::Model("no usable `embed.weight` tensor".into()))?;
-        let get = |key: String, shape: &[usize]| -> Result<Vec<f32>, LearnError> {
-            let (s, v) = weights
-                .get(&key)
-                .ok_or_else(|| LearnError::Model(format!("no `{key}` tensor")))?;
-            if s.as_slice() != shape || v.len() != shape.iter().product::<usize>() {
-                return Err(LearnError::Model(format!(
-                    "`{key}` has shape {s:?}, expected {shape:?}"
-                )));
-            }
-            if v.iter().any(|x| !x.is_finite()) {
-                return Err(LearnError::Model(format!("`{key}` holds a non-finite value")));
-            }
-            Ok(v.clone())
-        };
+        let get = |key: String, shape: &[usize]| checked_tensor(weights, &key, shape).map_err(LearnError::Model);
         let mut layers = Vec::new();
         for (name, input, output) in layout(hidden) {
             let w = get(format!("{name}.weight"), &[input, output])?;
