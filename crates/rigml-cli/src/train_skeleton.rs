@@ -62,7 +62,8 @@ pub struct Args {
     /// Seed of everything random (parameters, batches, samples, augmentation).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Randomly augmented copies per training character (scaled, mirrored, re-posed).
+    /// Randomly augmented copies per training character (scaled, mirrored, re-posed; at most
+    /// 64: every copy is held in memory).
     #[arg(long, default_value_t = 2)]
     pub copies: usize,
     /// Do not add the mirror image of every training character.
@@ -90,6 +91,10 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 }
+
+/// Most augmented copies per character: each is a full point cloud held in memory for the whole
+/// run, so more would exhaust memory long before it helped.
+const MAX_COPIES: usize = 64;
 
 #[derive(Serialize)]
 struct Summary {
@@ -298,6 +303,12 @@ pub fn run(args: &Args) -> Result<String> {
         checkpoint_every: args.checkpoint_every,
     };
     config.validate()?;
+    if args.copies > MAX_COPIES {
+        bail!(
+            "--copies must be at most {MAX_COPIES} (every copy is held in memory), got {}",
+            args.copies
+        );
+    }
     if !(0.0..0.9).contains(&args.scale) {
         bail!("--scale must lie in [0, 0.9), got {}", args.scale);
     }
