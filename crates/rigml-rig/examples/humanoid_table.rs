@@ -1,5 +1,8 @@
 //! Score the humanoid placer against the artists' rigs (METRICS.md §5) on the humanoids of the
 //! manifest: `cargo run --release -p rigml-rig --example humanoid_table [-- --split val] [--dump ID]`.
+//! `--roles` places without the artist offsets and prints, per joint, the median offset from the
+//! artist's joint of the same role, then the `ARTIST_OFFSETS` table of `template.rs` fitted on
+//! the train rows.
 //! By default train and val only; test rows are scored only with `--split test` (final report).
 
 use rigml_eval::deformation::normalisation;
@@ -25,6 +28,7 @@ fn main() {
     let dump = opt("--dump");
     let placer = Humanoid {
         end_sites: args.iter().any(|a| a == "--end-sites"),
+        raw_landmarks: args.iter().any(|a| a == "--roles"),
     };
     let data = data_dir();
     let text = std::fs::read_to_string(data.join("manifest.tsv")).expect("manifest.tsv");
@@ -37,6 +41,7 @@ fn main() {
         "asset", "split", "verts", "J2J", "J2B", "B2B", "Jpr", "Jgt", "place_ms", "maps", "frame"
     );
     let mut sums = std::collections::BTreeMap::<String, (f64, usize)>::new();
+    let mut roles = std::collections::BTreeMap::<(String, String), Vec<[f32; 5]>>::new();
     for line in lines {
         let f: Vec<&str> = line.split('\t').collect();
         let get = |c: usize| f.get(c).copied().unwrap_or("");
@@ -109,6 +114,9 @@ fn main() {
             if maps { "yes" } else { "NO" },
             frame
         );
+        if args.iter().any(|a| a == "--roles") {
+            role_deltas(&character, &placed, centre, get(split_c), &mut roles, family_of(id));
+        }
         let e = sums.entry(get(split_c).to_string()).or_default();
         e.0 += s.cd_j2j;
         e.1 += 1;
@@ -141,6 +149,43 @@ fn main() {
                 &pred.positions,
                 &gt.positions,
             );
+        }
+    }
+    for v in roles.values_mut() {
+        // Weight of an asset: one over the square root of the number of assets of its family
+        // with this joint, so that the largest family's conventions do not decide alone.
+        let mut counts = std::collections::BTreeMap::<u32, f32>::new();
+        for d in v.iter() {
+            *counts.entry(d[4].to_bits()).or_default() += 1.0;
+        }
+        for d in v.iter_mut() {
+            d[4] = 1.0 / counts[&d[4].to_bits()].sqrt();
+        }
+    }
+    for ((split, joint), v) in &roles {
+        let median = |k: usize| weighted_median(v.iter().map(|d| (d[k], d[4])).collect());
+        println!(
+            "role {split:5} {joint:16} n {:2} median |d| {:.4} up {:+.4} out {:+.4} fwd {:+.4}",
+            v.len(),
+            median(0),
+            median(1),
+            median(2),
+            median(3)
+        );
+    }
+    if !roles.is_empty() {
+        println!("ARTIST_OFFSETS (template.rs), from the train rows:");
+        for (k, name) in rigml_rig::humanoid::JOINT_NAMES.iter().enumerate() {
+            let Some(v) = roles.get(&("train".to_string(), name.to_string())) else {
+                continue;
+            };
+            let median = |k: usize| weighted_median(v.iter().map(|d| (d[k], d[4])).collect());
+            // (template.rs leaves out the upper spine and the feet, and says why.)
+            if !name.starts_with("Right") && !["Spine1", "Spine2", "LeftFoot", "LeftToeBase"].contains(name) {
+                // Trunk joints sit on the mirror plane: no outward offset.
+                let out = if k < 6 { 0.0 } else { median(2) };
+                println!("    ({k}, [{:.4}, {out:.4}, {:.4}]), // {name}", median(1), median(3));
+            }
         }
     }
     for (split, (sum, n)) in sums {
@@ -210,4 +255,64 @@ fn picture(path: &Path, mesh: &[glam::Vec3], centre: glam::Vec3, scale: f32, pre
     let mut out = format!("P6 {w} {h} 255\n").into_bytes();
     out.extend(img.iter().flatten());
     let _ = std::fs::write(path, out);
+}
+
+/// Median of (value, weight) pairs: the value where the running weight passes half the total.
+fn weighted_median(mut x: Vec<(f32, f32)>) -> f32 {
+    x.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let half = 0.5 * x.iter().map(|p| p.1).sum::<f32>();
+    let mut acc = 0.0;
+    x.iter()
+        .find(|p| {
+            acc += p.1;
+            acc >= half
+        })
+        .map_or(0.0, |p| p.0)
+}
+
+/// Per placed joint whose humanoid role is also in the artist's rig: distance, and the offset
+/// placed − artist along up, outward (away from the mirror plane) and forward, in shares of the
+/// character's height (as the placer works), with the asset's family as a fifth number (turned
+/// into its weight before the medians).
+fn role_deltas(
+    character: &rigml_core::Character,
+    placed: &rigml_rig::PlacedSkeleton,
+    centre: glam::Vec3,
+    split: &str,
+    out: &mut std::collections::BTreeMap<(String, String), Vec<[f32; 5]>>,
+    family: f32,
+) {
+    use rigml_anim::humanoid::{map_humanoid, Role};
+    let Ok(o) = rigml_rig::orient::detect(&character.mesh.positions, &character.mesh.triangles) else {
+        return;
+    };
+    let (Ok(gt), Ok(pred_skeleton)) = (map_humanoid(&character.skeleton), placed.to_skeleton()) else {
+        return;
+    };
+    let Ok(pr) = map_humanoid(&pred_skeleton) else { return };
+    let bind = character.skeleton.bind_positions();
+    // Offsets in shares of the character's height, as the placer works.
+    let heights = character.mesh.positions.iter().map(|p| p.dot(o.up));
+    let height = heights.clone().fold(f32::MIN, f32::max) - heights.fold(f32::MAX, f32::min);
+    for role in Role::ALL {
+        let (Some(g), Some(p)) = (gt.joint(role), pr.joint(role)) else {
+            continue;
+        };
+        let d = (placed.heads[p] - bind[g]) / height;
+        let side = (bind[g] - centre).dot(o.left).signum();
+        out.entry((split.to_string(), placed.names[p].clone()))
+            .or_default()
+            .push([d.length(), d.dot(o.up), d.dot(o.left) * side, d.dot(o.forward), family]);
+    }
+}
+
+/// A number naming the asset family (the id up to its first '-', KayKit's versions merged).
+fn family_of(id: &str) -> f32 {
+    let head = id
+        .split('-')
+        .next()
+        .unwrap_or(id)
+        .trim_end_matches(|c: char| c.is_ascii_digit());
+    head.bytes()
+        .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(b as u32)) as f32
 }

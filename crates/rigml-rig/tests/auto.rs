@@ -196,6 +196,8 @@ fn train_quadruped_and_creature_score_under_measured_bounds() {
 
 /// Parameter sweep helper (not part of the suite): `RIGML_AUTO="spacing=0.06,band=2"
 /// RIGML_SPLITS=train,val cargo test -p rigml-rig --release --test auto -- --ignored --nocapture`.
+/// With `RIGML_SKIP_HUMANOIDS=1` only the shapes the default template sends to the general
+/// placer (those the humanoid placer refuses) are scored.
 #[test]
 #[ignore]
 fn sweep() {
@@ -221,6 +223,7 @@ fn sweep() {
     }
     let splits = std::env::var("RIGML_SPLITS").unwrap_or_else(|_| "train,val".into());
     let auto = Auto { params };
+    let skip_humanoids = std::env::var_os("RIGML_SKIP_HUMANOIDS").is_some();
     let mut by_split: std::collections::BTreeMap<String, Vec<(f64, f64)>> = Default::default();
     for row in common::manifest() {
         if row.get("kind") != "character" || !splits.split(',').any(|s| s == row.get("split")) {
@@ -234,9 +237,17 @@ fn sweep() {
                 continue;
             }
         };
+        if skip_humanoids && rigml_rig::Humanoid::default().place(&character.mesh).is_ok() {
+            continue;
+        }
         let started = std::time::Instant::now();
         match auto.place_detail(&character.mesh) {
-            Ok(d) => {
+            Ok(mut d) => {
+                if let Ok(f) = std::env::var("RIGML_DECIMATE") {
+                    let f: f32 = f.parse().unwrap();
+                    let target = ((character.skeleton.joint_count() as f32 * f).round() as usize).max(2);
+                    d.skeleton = decimate(&d.skeleton, target);
+                }
                 let s = scores(&character, &d.skeleton);
                 println!(
                     "{:45} {:5} {:8.4} {:8.4} {:8.4} {:4} joints (gt {:3}) sym {:.2}{} bridges {} {:.2}s",
@@ -269,4 +280,72 @@ fn sweep() {
             v.iter().map(|x| x.1).sum::<f64>() / n
         );
     }
+}
+
+fn decimate(s: &PlacedSkeleton, target: usize) -> PlacedSkeleton {
+    let mut heads = s.heads.clone();
+    let mut parents = s.parents.clone();
+    let mut alive = vec![true; heads.len()];
+    let mut count = heads.len();
+    while count > target {
+        let mut best: Option<(f32, usize)> = None;
+        for j in 1..heads.len() {
+            if !alive[j] {
+                continue;
+            }
+            let kids: Vec<usize> = (0..heads.len())
+                .filter(|&k| alive[k] && parents[k] == Some(j))
+                .collect();
+            if kids.len() > 1 {
+                continue;
+            }
+            let p = parents[j].unwrap();
+            let mut cost = heads[j].distance(heads[p]);
+            for &k in &kids {
+                cost = cost.min(heads[j].distance(heads[k]));
+            }
+            if best.is_none_or(|b| cost < b.0) {
+                best = Some((cost, j));
+            }
+        }
+        let Some((_, j)) = best else { break };
+        alive[j] = false;
+        let p = parents[j];
+        for k in 0..heads.len() {
+            if parents[k] == Some(j) {
+                parents[k] = p;
+            }
+        }
+        count -= 1;
+    }
+    let map: Vec<Option<usize>> = {
+        let mut n = 0;
+        alive
+            .iter()
+            .map(|&a| {
+                if a {
+                    n += 1;
+                    Some(n - 1)
+                } else {
+                    None
+                }
+            })
+            .collect()
+    };
+    let mut out = PlacedSkeleton {
+        names: vec![],
+        parents: vec![],
+        heads: vec![],
+        forward: s.forward,
+    };
+    for j in 0..heads.len() {
+        if !alive[j] {
+            continue;
+        }
+        out.names.push(s.names[j].clone());
+        out.heads.push(heads[j]);
+        out.parents.push(parents[j].map(|p| map[p].unwrap()));
+    }
+    heads.clear();
+    out
 }

@@ -124,6 +124,55 @@ fn heads(m: &Landmarks) -> Vec<Vec3> {
     out
 }
 
+/// How far the landmark rules put a joint from where artists put it, for the joints whose role
+/// every rig agrees on (index in [`JOINT_NAMES`], left side): the median of (placed − artist)
+/// over the train humanoids of the data set, in shares of the height, as (up, out, forward).
+/// "Out" is away from the mirror plane, along the arm towards the hand tip for the arm's
+/// joints. Each asset family (KayKit, Quaternius, MakeHuman, ...) weighs in by one over the
+/// square root of its size, so that the largest family's conventions do not decide alone (the
+/// plain median moved Mannequiny's elbows far off). Printed by `cargo run --release -p
+/// rigml-rig --example humanoid_table -- --roles` (train rows fitted; val only checked: mean
+/// CD-J2J 0.0276 -> 0.0266, train 0.0340 -> 0.0312). Left out: the spine above its first joint
+/// (`Spine1`, `Spine2`), where rigs with two and with three spine joints disagree on what lies,
+/// and the feet (`LeftFoot`, `LeftToeBase`): the artists' ankles are lower and further back
+/// (0.011 and 0.010 of the height), and moving ours there made Mannequiny's retargeted soles
+/// sink deeper than with its artist rig (mesh penetration 0.0292 H against 0.0217 H on the CMU
+/// walk; 0.0122 H without), failing `tests/rig_then_retarget.rs`; with them val would be 0.0256.
+const ARTIST_OFFSETS: [(usize, [f32; 3]); 10] = [
+    (0, [0.0309, 0.0000, 0.0021]),    // Hips
+    (1, [0.0280, 0.0000, 0.0056]),    // Spine
+    (4, [-0.0238, 0.0000, 0.0072]),   // Neck
+    (5, [-0.0243, 0.0000, 0.0023]),   // Head
+    (6, [0.0029, -0.0148, -0.0053]),  // LeftShoulder
+    (7, [-0.0047, -0.0048, 0.0021]),  // LeftArm
+    (8, [-0.0003, 0.0113, 0.0060]),   // LeftForeArm
+    (9, [-0.0016, 0.0159, 0.0019]),   // LeftHand
+    (14, [-0.0096, -0.0005, 0.0020]), // LeftUpLeg
+    (15, [0.0080, -0.0026, -0.0048]), // LeftLeg
+];
+
+/// Move the joints of [`ARTIST_OFFSETS`] (in [`heads`] order) by minus their offset, the right
+/// side's joints by the mirror image of their left partner's.
+fn correct_offsets(heads: &mut [Vec3], m: &Landmarks) {
+    const LEFT_LIMBS: std::ops::RangeInclusive<usize> = 6..=17;
+    const ARM: std::ops::RangeInclusive<usize> = 7..=9;
+    for &(joint, [up, out, forward]) in &ARTIST_OFFSETS {
+        let sides: &[(usize, &Limbs, f32)] = if LEFT_LIMBS.contains(&joint) {
+            &[(joint, &m.left, 1.0), (joint + 4, &m.right, -1.0)]
+        } else {
+            &[(joint, &m.left, 0.0)]
+        };
+        for &(j, limbs, side) in sides {
+            let outward = if ARM.contains(&joint) {
+                (limbs.hand_tip - limbs.upper_arm).normalize_or_zero()
+            } else {
+                Vec3::X * side
+            };
+            heads[j] -= Vec3::Y * up + outward * out + Vec3::Z * forward;
+        }
+    }
+}
+
 /// Index of `LeftHand` and `RightHand` in [`JOINT_NAMES`].
 const HANDS: [usize; 2] = [9, 13];
 
@@ -147,10 +196,14 @@ pub(crate) fn make_fingers_symmetric(fingers: &mut [Vec<Finger>; 2]) {
 }
 
 /// The placed skeleton in the character frame (forward = +z): the core joints, the end sites
-/// when asked for, then each hand's fingers (`LeftHandIndex1`..`3`, ...).
-pub(crate) fn build(m: &Landmarks, end_sites: bool, fingers: &[Vec<Finger>; 2]) -> PlacedSkeleton {
+/// when asked for, then each hand's fingers (`LeftHandIndex1`..`3`, ...). With `offsets` the
+/// core joints are moved by [`ARTIST_OFFSETS`].
+pub(crate) fn build(m: &Landmarks, end_sites: bool, offsets: bool, fingers: &[Vec<Finger>; 2]) -> PlacedSkeleton {
     let count = if end_sites { PARENTS.len() } else { CORE };
-    let all = heads(m);
+    let mut all = heads(m);
+    if offsets {
+        correct_offsets(&mut all, m);
+    }
     let mut placed = PlacedSkeleton {
         names: JOINT_NAMES[..count].iter().map(|s| s.to_string()).collect(),
         parents: PARENTS[..count].to_vec(),
@@ -285,13 +338,36 @@ mod tests {
         };
         let mut fingers = [vec![finger], vec![mirrored]];
         make_fingers_symmetric(&mut fingers);
-        let placed = build(&m, true, &fingers);
+        let placed = build(&m, true, true, &fingers);
         placed.validate().unwrap();
         assert_eq!(placed.len(), JOINT_NAMES.len() + 6);
         let at = |name: &str| placed.names.iter().position(|n| n == name).unwrap();
         assert_eq!(placed.parents[at("LeftHandIndex1")], Some(at("LeftHand")));
         assert_eq!(placed.parents[at("RightHandIndex3")], Some(at("RightHandIndex2")));
         assert_eq!(placed.parents[at("HeadTop_End")], Some(at("Head")));
-        assert_eq!(build(&m, false, &[vec![], vec![]]).len(), 22);
+        assert_eq!(build(&m, false, true, &[vec![], vec![]]).len(), 22);
+    }
+
+    #[test]
+    fn artist_offsets_keep_left_and_right_mirrored_and_move_only_the_listed_joints() {
+        let m = figure();
+        let none = [vec![], vec![]];
+        let (raw, moved) = (build(&m, false, false, &none), build(&m, false, true, &none));
+        for (l, r) in [
+            ("LeftArm", "RightArm"),
+            ("LeftHand", "RightHand"),
+            ("LeftFoot", "RightFoot"),
+        ] {
+            let at = |name: &str| moved.heads[moved.names.iter().position(|n| n == name).unwrap()];
+            assert!(at(l).distance(mirror(at(r))) < 1e-6, "{l}/{r} not mirrored");
+        }
+        for (j, (a, b)) in raw.heads.iter().zip(&moved.heads).enumerate() {
+            let listed = ARTIST_OFFSETS
+                .iter()
+                .any(|&(k, _)| k == j || (6..=17).contains(&k) && k + 4 == j);
+            assert_eq!(a != b, listed, "{}", raw.names[j]);
+        }
+        // The landmark rules put the head low (offset negative): the artists' head is higher.
+        assert!(moved.heads[5].y > raw.heads[5].y);
     }
 }
