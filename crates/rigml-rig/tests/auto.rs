@@ -194,10 +194,70 @@ fn train_quadruped_and_creature_score_under_measured_bounds() {
     }
 }
 
+/// CD-J2J against the artist's joints that carry skin weight (pole targets and other control
+/// joints left out; not a METRICS.md number).
+fn deforming_cd(character: &rigml_core::Character, placed: &PlacedSkeleton) -> f32 {
+    let (centre, scale) = rigml_eval::deformation::normalisation(&character.mesh.positions).unwrap();
+    let gt = JointSet::from_skeleton(&character.skeleton, centre, scale);
+    let mut used = vec![false; gt.positions.len()];
+    if let Some(skin) = &character.skin {
+        for row in skin.rows() {
+            for i in row {
+                if i.weight > 0.0 {
+                    used[i.joint as usize] = true;
+                }
+            }
+        }
+    }
+    let gt: Vec<Vec3> = gt
+        .positions
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| **u)
+        .map(|(p, _)| *p)
+        .collect();
+    let pred: Vec<Vec3> = placed.heads.iter().map(|p| (*p - centre) * scale).collect();
+    let one_way = |a: &[Vec3], b: &[Vec3]| {
+        a.iter()
+            .map(|p| b.iter().map(|q| q.distance(*p)).fold(f32::MAX, f32::min))
+            .sum::<f32>()
+            / a.len() as f32
+    };
+    0.5 * (one_way(&pred, &gt) + one_way(&gt, &pred))
+}
+
+/// Each joint of both skeletons with the distance to the other's nearest joint (§1 units).
+fn dump(character: &rigml_core::Character, placed: &PlacedSkeleton) {
+    let (centre, scale) = rigml_eval::deformation::normalisation(&character.mesh.positions).unwrap();
+    let gt = JointSet::from_skeleton(&character.skeleton, centre, scale);
+    let pred: Vec<Vec3> = placed.heads.iter().map(|p| (*p - centre) * scale).collect();
+    let nearest = |p: Vec3, set: &[Vec3]| set.iter().map(|q| q.distance(p)).fold(f32::MAX, f32::min);
+    for (name, p) in placed.names.iter().zip(&pred) {
+        println!(
+            "  pred {name:24} {:7.3} {:7.3} {:7.3}  {:.3}",
+            p.x,
+            p.y,
+            p.z,
+            nearest(*p, &gt.positions)
+        );
+    }
+    for (name, p) in character.skeleton.names.iter().zip(&gt.positions) {
+        println!(
+            "  gt   {name:24} {:7.3} {:7.3} {:7.3}  {:.3}",
+            p.x,
+            p.y,
+            p.z,
+            nearest(*p, &pred)
+        );
+    }
+}
+
 /// Parameter sweep helper (not part of the suite): `RIGML_AUTO="spacing=0.06,band=2"
 /// RIGML_SPLITS=train,val cargo test -p rigml-rig --release --test auto -- --ignored --nocapture`.
 /// With `RIGML_SKIP_HUMANOIDS=1` only the shapes the default template sends to the general
-/// placer (those the humanoid placer refuses) are scored.
+/// placer (those the humanoid placer refuses) are scored; `RIGML_DEFORMING=1` also prints
+/// CD-J2J against the artist's joints that carry skin weight (without IK pole targets and other
+/// controls: a diagnostic, not a METRICS.md number); `RIGML_DUMP=ID` lists that asset's joints.
 #[test]
 #[ignore]
 fn sweep() {
@@ -242,13 +302,14 @@ fn sweep() {
         }
         let started = std::time::Instant::now();
         match auto.place_detail(&character.mesh) {
-            Ok(mut d) => {
-                if let Ok(f) = std::env::var("RIGML_DECIMATE") {
-                    let f: f32 = f.parse().unwrap();
-                    let target = ((character.skeleton.joint_count() as f32 * f).round() as usize).max(2);
-                    d.skeleton = decimate(&d.skeleton, target);
-                }
+            Ok(d) => {
                 let s = scores(&character, &d.skeleton);
+                if std::env::var_os("RIGML_DEFORMING").is_some() {
+                    println!("    deforming-only CD-J2J {:.4}", deforming_cd(&character, &d.skeleton));
+                }
+                if std::env::var("RIGML_DUMP").is_ok_and(|id| id == row.id()) {
+                    dump(&character, &d.skeleton);
+                }
                 println!(
                     "{:45} {:5} {:8.4} {:8.4} {:8.4} {:4} joints (gt {:3}) sym {:.2}{} bridges {} {:.2}s",
                     row.id(),
@@ -280,72 +341,4 @@ fn sweep() {
             v.iter().map(|x| x.1).sum::<f64>() / n
         );
     }
-}
-
-fn decimate(s: &PlacedSkeleton, target: usize) -> PlacedSkeleton {
-    let mut heads = s.heads.clone();
-    let mut parents = s.parents.clone();
-    let mut alive = vec![true; heads.len()];
-    let mut count = heads.len();
-    while count > target {
-        let mut best: Option<(f32, usize)> = None;
-        for j in 1..heads.len() {
-            if !alive[j] {
-                continue;
-            }
-            let kids: Vec<usize> = (0..heads.len())
-                .filter(|&k| alive[k] && parents[k] == Some(j))
-                .collect();
-            if kids.len() > 1 {
-                continue;
-            }
-            let p = parents[j].unwrap();
-            let mut cost = heads[j].distance(heads[p]);
-            for &k in &kids {
-                cost = cost.min(heads[j].distance(heads[k]));
-            }
-            if best.is_none_or(|b| cost < b.0) {
-                best = Some((cost, j));
-            }
-        }
-        let Some((_, j)) = best else { break };
-        alive[j] = false;
-        let p = parents[j];
-        for k in 0..heads.len() {
-            if parents[k] == Some(j) {
-                parents[k] = p;
-            }
-        }
-        count -= 1;
-    }
-    let map: Vec<Option<usize>> = {
-        let mut n = 0;
-        alive
-            .iter()
-            .map(|&a| {
-                if a {
-                    n += 1;
-                    Some(n - 1)
-                } else {
-                    None
-                }
-            })
-            .collect()
-    };
-    let mut out = PlacedSkeleton {
-        names: vec![],
-        parents: vec![],
-        heads: vec![],
-        forward: s.forward,
-    };
-    for j in 0..heads.len() {
-        if !alive[j] {
-            continue;
-        }
-        out.names.push(s.names[j].clone());
-        out.heads.push(heads[j]);
-        out.parents.push(parents[j].map(|p| map[p].unwrap()));
-    }
-    heads.clear();
-    out
 }
