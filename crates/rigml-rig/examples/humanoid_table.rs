@@ -42,6 +42,7 @@ fn main() {
     );
     let mut sums = std::collections::BTreeMap::<String, (f64, usize)>::new();
     let mut roles = std::collections::BTreeMap::<(String, String), Vec<[f32; 5]>>::new();
+    let mut families: Vec<String> = Vec::new();
     for line in lines {
         let f: Vec<&str> = line.split('\t').collect();
         let get = |c: usize| f.get(c).copied().unwrap_or("");
@@ -115,7 +116,12 @@ fn main() {
             frame
         );
         if args.iter().any(|a| a == "--roles") {
-            role_deltas(&character, &placed, centre, get(split_c), &mut roles, family_of(id));
+            let family = family_of(id);
+            let index = families.iter().position(|f| *f == family).unwrap_or_else(|| {
+                families.push(family);
+                families.len() - 1
+            });
+            role_deltas(&character, &placed, centre, get(split_c), &mut roles, index as f32);
         }
         let e = sums.entry(get(split_c).to_string()).or_default();
         e.0 += s.cd_j2j;
@@ -272,8 +278,8 @@ fn weighted_median(mut x: Vec<(f32, f32)>) -> f32 {
 
 /// Per placed joint whose humanoid role is also in the artist's rig: distance, and the offset
 /// placed − artist along up, outward (away from the mirror plane) and forward, in shares of the
-/// character's height (as the placer works), with the asset's family as a fifth number (turned
-/// into its weight before the medians).
+/// character's height (as the placer works), with the index of the asset's family as a fifth
+/// number (turned into its weight before the medians).
 fn role_deltas(
     character: &rigml_core::Character,
     placed: &rigml_rig::PlacedSkeleton,
@@ -306,13 +312,9 @@ fn role_deltas(
     }
 }
 
-/// A number naming the asset family (the id up to its first '-', KayKit's versions merged).
-fn family_of(id: &str) -> f32 {
-    let head = id
-        .split('-')
-        .next()
-        .unwrap_or(id)
-        .trim_end_matches(|c: char| c.is_ascii_digit());
-    head.bytes()
-        .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(b as u32)) as f32
+/// The asset family: the id up to its first '-', KayKit's versions merged (`kaykit2-ranger`
+/// and `kaykit1-knight` are both `kaykit`).
+fn family_of(id: &str) -> String {
+    let head = id.split('-').next().unwrap_or(id);
+    head.trim_end_matches(|c: char| c.is_ascii_digit()).to_string()
 }
