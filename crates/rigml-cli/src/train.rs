@@ -174,6 +174,15 @@ pub(crate) fn checkpoint_path(output: &Path) -> PathBuf {
     output.with_file_name(name)
 }
 
+/// Write a training loop's checkpoint to `path` (atomically, replacing the last one).
+pub(crate) fn write_checkpoint(path: &Path, model: &rigml_learn::ModelFile) -> Result<(), rigml_learn::LearnError> {
+    let bytes = model.to_bytes()?;
+    rigml_io::atomic::write(path, &bytes, true).map_err(|e| rigml_learn::LearnError::Io {
+        path: path.display().to_string(),
+        source: std::io::Error::other(e.to_string()),
+    })
+}
+
 /// Load, extract, train, write; returns the summary.
 pub fn run(args: &Args) -> Result<String> {
     if args.max_vertices == 0 {
@@ -258,13 +267,7 @@ pub fn run(args: &Args) -> Result<String> {
                     losses.total, losses.kl, losses.deform
                 );
             }
-            TrainEvent::Checkpoint { model, .. } => {
-                let bytes = model.to_bytes()?;
-                rigml_io::atomic::write(&checkpoint, &bytes, true).map_err(|e| rigml_learn::LearnError::Io {
-                    path: checkpoint.display().to_string(),
-                    source: std::io::Error::other(e.to_string()),
-                })?;
-            }
+            TrainEvent::Checkpoint { model, .. } => write_checkpoint(&checkpoint, model)?,
         }
         Ok(())
     };

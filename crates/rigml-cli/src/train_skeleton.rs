@@ -2,7 +2,7 @@
 //! skeleton predictor (joint votes + clustering + spanning tree) on the characters of a
 //! manifest split, and choose its clustering settings on --val (rigml-learn does the work).
 
-use crate::train::{bar, checkpoint_path, curves_path};
+use crate::train::{bar, checkpoint_path, curves_path, write_checkpoint};
 use anyhow::{bail, Context, Result};
 use rigml_eval::dataset::{AssetRow, Dataset};
 use rigml_eval::deformation::normalisation;
@@ -376,13 +376,7 @@ pub fn run(args: &Args) -> Result<String> {
             Event::Val { losses, .. } => {
                 last_val = format!(" | val {:.4} (offset {:.4})", losses.total, losses.offset);
             }
-            Event::Checkpoint { model, .. } => {
-                let bytes = model.to_bytes()?;
-                rigml_io::atomic::write(&checkpoint, &bytes, true).map_err(|e| rigml_learn::LearnError::Io {
-                    path: checkpoint.display().to_string(),
-                    source: std::io::Error::other(e.to_string()),
-                })?;
-            }
+            Event::Checkpoint { model, .. } => write_checkpoint(&checkpoint, model)?,
         }
         Ok(())
     };

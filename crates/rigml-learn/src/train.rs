@@ -88,22 +88,23 @@ pub struct Losses {
     pub deform: f32,
 }
 
-/// What the loop reports as it goes.
+/// What a training loop reports as it goes (`L`: its mean losses; both the skin and the
+/// skeleton trainers use this).
 #[derive(Debug)]
-pub enum TrainEvent<'a> {
+pub enum TrainEvent<'a, L = Losses> {
     /// One optimiser step done.
-    Step { step: usize, total: usize, losses: Losses },
+    Step { step: usize, total: usize, losses: L },
     /// Validation losses at `step`.
-    Val { step: usize, losses: Losses },
+    Val { step: usize, losses: L },
     /// A checkpoint to write.
     Checkpoint { step: usize, model: &'a ModelFile },
 }
 
 /// Loss curves: `(step, losses)` of every training step and every validation.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct History {
-    pub train: Vec<(usize, Losses)>,
-    pub val: Vec<(usize, Losses)>,
+pub struct History<L = Losses> {
+    pub train: Vec<(usize, L)>,
+    pub val: Vec<(usize, L)>,
 }
 
 /// Metadata key of the step count a model was saved at (for `--resume`).

@@ -89,19 +89,10 @@ pub struct Losses {
 }
 
 /// What the loop reports as it goes.
-#[derive(Debug)]
-pub enum Event<'a> {
-    Step { step: usize, total: usize, losses: Losses },
-    Val { step: usize, losses: Losses },
-    Checkpoint { step: usize, model: &'a ModelFile },
-}
+pub type Event<'a> = crate::train::TrainEvent<'a, Losses>;
 
 /// Loss curves: `(step, losses)` of every training step and every validation.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct History {
-    pub train: Vec<(usize, Losses)>,
-    pub val: Vec<(usize, Losses)>,
-}
+pub type History = crate::train::History<Losses>;
 
 fn batch(shapes: &[Shape], index: &[usize], device: &Device) -> Result<(Tensor<3>, Tensor<3>), LearnError> {
     let b = index.len();
