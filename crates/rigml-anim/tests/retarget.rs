@@ -20,11 +20,7 @@ use std::time::Instant;
 const TARGETS: [&str; 3] = ["godot-mannequiny", "kaykit2-ranger", "quaternius-modular-women-witch"];
 
 fn load(id: &str) -> Character {
-    let row = common::manifest()
-        .into_iter()
-        .find(|r| r.id() == id)
-        .unwrap_or_else(|| panic!("{id} not in the manifest"));
-    rigml_io::load(&row.path()).unwrap_or_else(|e| panic!("{id}: {e}"))
+    rigml_io::load(&common::asset(id)).unwrap_or_else(|e| panic!("{id}: {e}"))
 }
 
 fn rig(c: &Character) -> RigInfo {

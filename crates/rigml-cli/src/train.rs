@@ -23,6 +23,7 @@ Examples:
   rigml train --split train --val val -o skin.safetensors
   rigml train --data ../shared/data --split train --steps 200 -o quick.safetensors --force
   rigml train --split train --val val -o skin.safetensors --resume skin.safetensors.ckpt
+  rigml train --split train --val val -o skin.safetensors --members 4 --seed 2
 Writes OUTPUT, OUTPUT.ckpt every --checkpoint-every steps and a PNG of the loss curves
 (OUTPUT with the extension -curves.png). Features are cached in --cache (default
 target/rigml-learn-cache), keyed by the data, the sampling options and the feature version.")]
@@ -57,6 +58,10 @@ pub struct Args {
     /// Seed of everything random (parameters, batches, vertex subsets, poses).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Networks to train, with seeds SEED, SEED+1, ...; more than one are saved as one ensemble
+    /// model whose probabilities are the mean of the members' (steadier than any one seed).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=rigml_learn::model::MAX_MEMBERS as i64))]
+    pub members: u16,
     /// Most vertices sampled per character (and per re-posed copy).
     #[arg(long, default_value_t = 3000)]
     pub max_vertices: usize,
@@ -83,10 +88,10 @@ pub struct Args {
     /// Validate every N steps.
     #[arg(long, default_value_t = 250)]
     pub val_every: usize,
-    /// Write OUTPUT.ckpt every N steps (0 = never).
+    /// Write OUTPUT.ckpt every N steps (0 = never; with --members, of the network in training).
     #[arg(long, default_value_t = 500)]
     pub checkpoint_every: usize,
-    /// Continue from a checkpoint or model (its weights and step count).
+    /// Continue from a checkpoint or model (its weights and step count; one network only).
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
     /// Replace OUTPUT (and its curves PNG) if they exist.
@@ -101,6 +106,8 @@ pub struct Args {
 struct Summary {
     model: String,
     curves: String,
+    /// Networks in the model (more than 1: an ensemble).
+    members: usize,
     characters: usize,
     samples: usize,
     val_samples: usize,
@@ -196,6 +203,12 @@ pub fn run(args: &Args) -> Result<String> {
     if !(0.0..=1.0).contains(&args.min_recall) {
         bail!("--min-recall must lie in [0, 1], got {}", args.min_recall);
     }
+    if args.resume.is_some() && args.members > 1 {
+        bail!(
+            "--resume continues one network; it cannot be combined with --members {}",
+            args.members
+        );
+    }
     let config = TrainConfig {
         steps: args.steps,
         batch: args.batch,
@@ -219,78 +232,51 @@ pub fn run(args: &Args) -> Result<String> {
         None => None,
     };
     let dataset = Dataset::open(&args.data)?;
-    let options = SampleOptions {
-        max_vertices: args.max_vertices,
-        posed_copies: args.posed_copies,
-        seed: args.seed,
-    };
     let cache = (!args.no_cache).then_some(args.cache.as_path());
-    let started = Instant::now();
-    let (train_samples, ids) = split_samples(&dataset, &args.split, &options, cache)?;
-    let val_samples = match &args.val {
-        Some(split) => {
-            let val_options = SampleOptions {
-                posed_copies: 0,
-                ..options
-            };
-            Some(split_samples(&dataset, split, &val_options, cache)?.0)
-        }
-        None => None,
-    };
-    let seconds_features = started.elapsed().as_secs_f64();
     let mut metadata = HashMap::new();
     metadata.insert(
         "rigml.train.command".to_string(),
         std::env::args().collect::<Vec<_>>().join(" "),
     );
     metadata.insert("rigml.train.split".into(), args.split.clone());
-    metadata.insert("rigml.train.assets".into(), ids.join(","));
     metadata.insert(KEY_RELATIVE.into(), args.relative.to_string());
     metadata.insert(KEY_ABSOLUTE.into(), args.absolute.to_string());
 
-    let progress = bar(args.steps as u64, "{bar:30} {pos}/{len} {msg} [{elapsed}<{eta}]");
-    let checkpoint = checkpoint_path(&args.output);
-    let mut last_val = String::new();
-    let trained_at = Instant::now();
-    let mut on_event = |event: TrainEvent| -> Result<(), rigml_learn::LearnError> {
-        match event {
-            TrainEvent::Step { step, losses, .. } => {
-                progress.set_position(step as u64);
-                progress.set_message(format!(
-                    "loss {:.4} (kl {:.4} deform {:.4}){last_val}",
-                    losses.total, losses.kl, losses.deform
-                ));
-            }
-            TrainEvent::Val { losses, .. } => {
-                last_val = format!(
-                    " | val {:.4} (kl {:.4} deform {:.4})",
-                    losses.total, losses.kl, losses.deform
-                );
-            }
-            TrainEvent::Checkpoint { model, .. } => write_checkpoint(&checkpoint, model)?,
-        }
-        Ok(())
+    let mut members = Vec::new();
+    let mut runs = Vec::new();
+    for member in 0..usize::from(args.members) {
+        let seed = args.seed.wrapping_add(member as u64);
+        let (run, model) = train_member(
+            args,
+            &dataset,
+            cache,
+            TrainConfig { seed, ..config.clone() },
+            resume.as_ref(),
+            &metadata,
+            member,
+        )?;
+        members.push(model);
+        runs.push(run);
+    }
+    let first = &runs[0];
+    let mut model = if members.len() == 1 {
+        members.remove(0)
+    } else {
+        metadata.insert("rigml.train.assets".into(), first.ids.join(","));
+        metadata.insert(rigml_learn::train::KEY_STEP.into(), args.steps.to_string());
+        ModelFile::ensemble(&members, metadata)?
     };
-    let (mut model, history) = train(
-        &train_samples,
-        val_samples.as_ref(),
-        &config,
-        resume.as_ref(),
-        &metadata,
-        &mut on_event,
-    )?;
-    progress.finish_and_clear();
-    let seconds_training = trained_at.elapsed().as_secs_f64();
+    let histories: Vec<History> = runs.iter().map(|r| r.history.clone()).collect();
     let chosen = match &args.val {
         Some(split) => Some(choose_thresholds(&dataset, split, args.min_recall, &mut model)?),
         None => None,
     };
     rigml_io::atomic::write(&args.output, &model.to_bytes()?, args.force)?;
-    rigml_io::atomic::write(&curves, &rigml_learn::curves::png(&history)?, args.force)?;
-    let summary = summarise(args, &curves, &ids, &train_samples, val_samples.as_ref(), &history);
+    rigml_io::atomic::write(&curves, &rigml_learn::curves::png(&histories)?, args.force)?;
+    let summary = summarise(args, &curves, first);
     let summary = Summary {
-        seconds_features,
-        seconds_training,
+        seconds_features: runs.iter().map(|r| r.seconds_features).sum(),
+        seconds_training: runs.iter().map(|r| r.seconds_training).sum(),
         thresholds: chosen.map(|c| (c.relative, c.absolute, c.objective)),
         smooth: chosen.map(|c| c.smooth),
         sharpen: chosen.map(|c| c.sharpen),
@@ -302,7 +288,12 @@ pub fn run(args: &Args) -> Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "trained on {} characters ({} samples, {} val samples): {} steps in {:.1} s (features {:.1} s)",
+        "trained {} on {} characters ({} samples, {} val samples): {} steps in {:.1} s (features {:.1} s)",
+        if summary.members > 1 {
+            format!("{} networks", summary.members)
+        } else {
+            "one network".to_string()
+        },
         summary.characters,
         summary.samples,
         summary.val_samples,
@@ -344,6 +335,102 @@ pub fn run(args: &Args) -> Result<String> {
     }
     let _ = writeln!(out, "wrote {} and {}", summary.model, summary.curves);
     Ok(out)
+}
+
+/// What training one network left behind (the facts the summary needs, not the samples).
+struct Run {
+    ids: Vec<String>,
+    samples: usize,
+    val_samples: usize,
+    mean_coverage_loss: f32,
+    history: History,
+    seconds_features: f64,
+    seconds_training: f64,
+}
+
+/// Sample the data with `config.seed` and train one network (member `member` of
+/// `args.members`), with its progress bar and checkpoints.
+fn train_member(
+    args: &Args,
+    dataset: &Dataset,
+    cache: Option<&Path>,
+    config: TrainConfig,
+    resume: Option<&ModelFile>,
+    metadata: &HashMap<String, String>,
+    member: usize,
+) -> Result<(Run, ModelFile)> {
+    let options = SampleOptions {
+        max_vertices: args.max_vertices,
+        posed_copies: args.posed_copies,
+        seed: config.seed,
+    };
+    let started = Instant::now();
+    let (train_samples, ids) = split_samples(dataset, &args.split, &options, cache)?;
+    let val_samples = match &args.val {
+        Some(split) => {
+            let val_options = SampleOptions {
+                posed_copies: 0,
+                ..options
+            };
+            Some(split_samples(dataset, split, &val_options, cache)?.0)
+        }
+        None => None,
+    };
+    let seconds_features = started.elapsed().as_secs_f64();
+    let mut metadata = metadata.clone();
+    metadata.insert("rigml.train.assets".into(), ids.join(","));
+    let label = if args.members > 1 {
+        format!("member {}/{} (seed {}) ", member + 1, args.members, config.seed)
+    } else {
+        String::new()
+    };
+    let progress = bar(
+        args.steps as u64,
+        "{prefix}{bar:30} {pos}/{len} {msg} [{elapsed}<{eta}]",
+    );
+    progress.set_prefix(label);
+    let checkpoint = checkpoint_path(&args.output);
+    let mut last_val = String::new();
+    let trained_at = Instant::now();
+    let mut on_event = |event: TrainEvent| -> Result<(), rigml_learn::LearnError> {
+        match event {
+            TrainEvent::Step { step, losses, .. } => {
+                progress.set_position(step as u64);
+                progress.set_message(format!(
+                    "loss {:.4} (kl {:.4} deform {:.4}){last_val}",
+                    losses.total, losses.kl, losses.deform
+                ));
+            }
+            TrainEvent::Val { losses, .. } => {
+                last_val = format!(
+                    " | val {:.4} (kl {:.4} deform {:.4})",
+                    losses.total, losses.kl, losses.deform
+                );
+            }
+            TrainEvent::Checkpoint { model, .. } => write_checkpoint(&checkpoint, model)?,
+        }
+        Ok(())
+    };
+    let (model, history) = train(
+        &train_samples,
+        val_samples.as_ref(),
+        &config,
+        resume,
+        &metadata,
+        &mut on_event,
+    )?;
+    progress.finish_and_clear();
+    let coverage = &train_samples.coverage_loss;
+    let run = Run {
+        ids,
+        samples: train_samples.len(),
+        val_samples: val_samples.as_ref().map_or(0, Samples::len),
+        mean_coverage_loss: coverage.iter().sum::<f32>() / coverage.len().max(1) as f32,
+        history,
+        seconds_features,
+        seconds_training: trained_at.elapsed().as_secs_f64(),
+    };
+    Ok((run, model))
 }
 
 /// Pick the inference settings (thresholds, smoothing, sharpening) that maximise `2 min(P, R) -
@@ -396,21 +483,17 @@ fn choose_thresholds(dataset: &Dataset, split: &str, min_recall: f64, model: &mu
     Ok(best)
 }
 
-fn summarise(
-    args: &Args,
-    curves: &Path,
-    ids: &[String],
-    train: &Samples,
-    val: Option<&Samples>,
-    history: &History,
-) -> Summary {
+/// The summary of a training (the first member's samples and losses for an ensemble).
+fn summarise(args: &Args, curves: &Path, run: &Run) -> Summary {
+    let history = &run.history;
     let last_val = history.val.last().map(|e| e.1);
     Summary {
         model: args.output.display().to_string(),
         curves: curves.display().to_string(),
-        characters: ids.len(),
-        samples: train.len(),
-        val_samples: val.map_or(0, Samples::len),
+        members: usize::from(args.members),
+        characters: run.ids.len(),
+        samples: run.samples,
+        val_samples: run.val_samples,
         steps: args.steps,
         seconds_features: 0.0,
         seconds_training: 0.0,
@@ -418,7 +501,7 @@ fn summarise(
         final_val_loss: last_val.map(|l| l.total),
         final_val_kl: last_val.map(|l| l.kl),
         final_val_deform: last_val.map(|l| l.deform),
-        mean_coverage_loss: train.coverage_loss.iter().sum::<f32>() / train.coverage_loss.len().max(1) as f32,
+        mean_coverage_loss: run.mean_coverage_loss,
         thresholds: None,
         smooth: None,
         sharpen: None,

@@ -49,14 +49,15 @@ pub fn smoothed(history: &History) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The PNG bytes of the curves.
-pub fn png(history: &History) -> Result<Vec<u8>, LearnError> {
-    let val: Vec<(f64, f64)> = history
-        .val
+/// The PNG bytes of the curves of one training run, or of every member of an ensemble (one pair
+/// of lines per member, in the same colours).
+pub fn png(histories: &[History]) -> Result<Vec<u8>, LearnError> {
+    let train: Vec<Vec<(f64, f64)>> = histories.iter().map(smoothed).collect();
+    let val: Vec<Vec<(f64, f64)>> = histories
         .iter()
-        .map(|(s, l)| (*s as f64, f64::from(l.total)))
+        .map(|h| h.val.iter().map(|(s, l)| (*s as f64, f64::from(l.total))).collect())
         .collect();
-    png_series(&smoothed(history), &val, "KL + λ·deform")
+    encode(&train, &val, "KL + λ·deform")
 }
 
 /// Means of consecutive blocks of [`SMOOTH`] values of a per-step series.
@@ -74,6 +75,11 @@ pub fn smooth_series(series: &[(usize, f32)]) -> Vec<(f64, f64)> {
 /// The PNG bytes of a (smoothed) training curve and a validation curve of any loss, labelled
 /// `loss` on the y axis.
 pub fn png_series(train: &[(f64, f64)], val: &[(f64, f64)], loss: &str) -> Result<Vec<u8>, LearnError> {
+    encode(&[train.to_vec()], &[val.to_vec()], loss)
+}
+
+/// The PNG bytes of several training and validation curves on one chart.
+fn encode(train: &[Vec<(f64, f64)>], val: &[Vec<(f64, f64)>], loss: &str) -> Result<Vec<u8>, LearnError> {
     let (w, h) = SIZE;
     let mut pixels = vec![0u8; (w * h * 3) as usize];
     draw(train, val, loss, &mut pixels).map_err(|e| LearnError::Train(format!("plotting the curves: {e}")))?;
@@ -92,19 +98,16 @@ pub fn png_series(train: &[(f64, f64)], val: &[(f64, f64)], loss: &str) -> Resul
     Ok(out)
 }
 
-fn draw(train: &[(f64, f64)], val: &[(f64, f64)], loss: &str, pixels: &mut [u8]) -> Result<(), String> {
+fn draw(train: &[Vec<(f64, f64)>], val: &[Vec<(f64, f64)>], loss: &str, pixels: &mut [u8]) -> Result<(), String> {
     let e = |err: &dyn std::fmt::Debug| format!("{err:?}");
     let text = fonts();
     let root = BitMapBackend::with_buffer(pixels, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|x| e(&x))?;
-    let all = train
-        .iter()
-        .chain(val)
-        .map(|p| p.1)
-        .filter(|v| v.is_finite() && *v > 0.0);
+    let points = || train.iter().chain(val).flatten();
+    let all = points().map(|p| p.1).filter(|v| v.is_finite() && *v > 0.0);
     let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let (lo, hi) = if lo < hi { (lo * 0.9, hi * 1.1) } else { (1e-3, 1.0) };
-    let last = train.iter().chain(val).map(|p| p.0).fold(1.0, f64::max);
+    let last = points().map(|p| p.0).fold(1.0, f64::max);
     let mut builder = ChartBuilder::on(&root);
     builder.margin(20);
     if text {
@@ -125,18 +128,22 @@ fn draw(train: &[(f64, f64)], val: &[(f64, f64)], loss: &str, pixels: &mut [u8])
             .map_err(|x| e(&x))?;
     }
     let keep = |p: &&(f64, f64)| p.1.is_finite() && p.1 > 0.0;
-    chart
-        .draw_series(LineSeries::new(
-            train.iter().filter(keep).copied(),
-            BLUE.stroke_width(2),
-        ))
-        .map_err(|x| e(&x))?;
-    chart
-        .draw_series(LineSeries::new(val.iter().filter(keep).copied(), RED.stroke_width(2)))
-        .map_err(|x| e(&x))?;
-    chart
-        .draw_series(val.iter().filter(keep).map(|p| Circle::new(*p, 4, RED.filled())))
-        .map_err(|x| e(&x))?;
+    for train in train {
+        chart
+            .draw_series(LineSeries::new(
+                train.iter().filter(keep).copied(),
+                BLUE.stroke_width(2),
+            ))
+            .map_err(|x| e(&x))?;
+    }
+    for val in val {
+        chart
+            .draw_series(LineSeries::new(val.iter().filter(keep).copied(), RED.stroke_width(2)))
+            .map_err(|x| e(&x))?;
+        chart
+            .draw_series(val.iter().filter(keep).map(|p| Circle::new(*p, 4, RED.filled())))
+            .map_err(|x| e(&x))?;
+    }
     root.present().map_err(|x| e(&x))?;
     Ok(())
 }

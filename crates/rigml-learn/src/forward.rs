@@ -10,7 +10,7 @@
 //! unit tests check that both give the same probabilities within 1e-5.
 
 use crate::features::{CANDIDATES, FEATURES};
-use crate::model::{checked_tensor, ModelFile};
+use crate::model::{checked_tensor, ModelFile, Weights};
 use crate::LearnError;
 use rayon::prelude::*;
 
@@ -30,8 +30,13 @@ struct Layer {
 }
 
 impl Layer {
-    fn load(model: &ModelFile, name: &str, input: usize, output: usize) -> Result<Layer, LearnError> {
-        let get = |key: String, shape: &[usize]| checked_tensor(&model.weights, &key, shape).map_err(LearnError::Model);
+    fn load(
+        weights: &Weights,
+        name: &str,
+        input: usize,
+        output: usize,
+    ) -> Result<Layer, LearnError> {
+        let get = |key: String, shape: &[usize]| checked_tensor(weights, &key, shape).map_err(LearnError::Model);
         Ok(Layer {
             input,
             output,
@@ -80,10 +85,15 @@ pub struct Dense {
 }
 
 impl Dense {
-    /// Take the weights of `model` (same names and shapes as [`crate::Net::from_weights`]).
+    /// Take the weights of a single-network `model` (same names and shapes as
+    /// [`crate::Net::from_weights`]).
     pub fn new(model: &ModelFile) -> Result<Dense, LearnError> {
-        let hidden = model
-            .weights
+        Dense::from_weights(&model.weights)
+    }
+
+    /// Take named weights (as [`ModelFile::member_weights`] gives them).
+    fn from_weights(weights: &Weights) -> Result<Dense, LearnError> {
+        let hidden = weights
             .get("pair.weight")
             .and_then(|(shape, _)| shape.get(1).copied())
             .filter(|&h| h > 0)
@@ -91,10 +101,10 @@ impl Dense {
         let h = hidden;
         Ok(Dense {
             hidden,
-            pair: Layer::load(model, "pair", FEATURES, h)?,
-            mix: Layer::load(model, "mix", 2 * h, h)?,
-            deep: Layer::load(model, "deep", h, h)?,
-            out: Layer::load(model, "out", h, 1)?,
+            pair: Layer::load(weights, "pair", FEATURES, h)?,
+            mix: Layer::load(weights, "mix", 2 * h, h)?,
+            deep: Layer::load(weights, "deep", h, h)?,
+            out: Layer::load(weights, "out", h, 1)?,
         })
     }
 
@@ -179,6 +189,49 @@ impl Dense {
     }
 }
 
+/// Every network of a model file (one, or an ensemble's members): the probabilities are the
+/// mean of the members'.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ensemble {
+    members: Vec<Dense>,
+}
+
+impl Ensemble {
+    /// The networks of `model`.
+    pub fn new(model: &ModelFile) -> Result<Ensemble, LearnError> {
+        let members = (0..model.member_count()?)
+            .map(|i| Dense::from_weights(&model.member_weights(i)?))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Ensemble { members })
+    }
+
+    /// Number of networks.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Whether there is no network (never, for an ensemble built by [`Ensemble::new`]).
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Mean of the members' [`Dense::probabilities`].
+    pub fn probabilities(&self, x: &[f32], mask: &[f32]) -> Result<Vec<f32>, LearnError> {
+        let mut members = self.members.iter();
+        let first = members
+            .next()
+            .ok_or_else(|| LearnError::Model("an ensemble without networks".into()))?;
+        let mut mean = first.probabilities(x, mask)?;
+        for member in members {
+            let p = member.probabilities(x, mask)?;
+            mean.par_iter_mut().zip(&p).for_each(|(m, q)| *m += q);
+        }
+        let share = 1.0 / self.members.len() as f32;
+        mean.par_iter_mut().for_each(|m| *m *= share);
+        Ok(mean)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +279,47 @@ mod tests {
             assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-5);
             assert!(row.iter().zip(m).all(|(p, m)| *m > 0.0 || *p < 1e-6));
         }
+    }
+
+    #[test]
+    fn an_ensemble_gives_the_mean_of_its_members() {
+        let device = crate::device();
+        let members: Vec<ModelFile> = (0..3)
+            .map(|seed| {
+                device.seed(seed);
+                ModelFile::from_net(
+                    &Net::new(
+                        NetConfig {
+                            hidden: 8 + 4 * seed as usize,
+                        },
+                        &device,
+                    ),
+                    HashMap::new(),
+                )
+            })
+            .collect();
+        let n = 300;
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let x: Vec<f32> = (0..n * CANDIDATES * FEATURES)
+            .map(|_| 2.0 * rng.random::<f32>() - 1.0)
+            .collect();
+        let mask = vec![1.0f32; n * CANDIDATES];
+        let each: Vec<Vec<f32>> = members
+            .iter()
+            .map(|m| Dense::new(m).unwrap().probabilities(&x, &mask).unwrap())
+            .collect();
+        let ensemble = Ensemble::new(&ModelFile::ensemble(&members, HashMap::new()).unwrap()).unwrap();
+        assert_eq!(ensemble.len(), 3);
+        let mean = ensemble.probabilities(&x, &mask).unwrap();
+        for (i, p) in mean.iter().enumerate() {
+            let expected = each.iter().map(|e| e[i]).sum::<f32>() / 3.0;
+            assert!((p - expected).abs() < 1e-6, "{p} vs {expected}");
+        }
+        // A single-network file is an ensemble of one.
+        let one = Ensemble::new(&members[0]).unwrap();
+        assert_eq!(one.probabilities(&x, &mask).unwrap(), each[0]);
+        // The members are not single networks under their own names.
+        assert!(Dense::new(&ModelFile::ensemble(&members, HashMap::new()).unwrap()).is_err());
     }
 
     #[test]

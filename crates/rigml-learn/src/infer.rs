@@ -15,7 +15,7 @@
 //! model file's metadata.
 
 use crate::features::{self, Features, CANDIDATES};
-use crate::forward::Dense;
+use crate::forward::Ensemble;
 use crate::model::ModelFile;
 use crate::LearnError;
 use rayon::prelude::*;
@@ -103,10 +103,10 @@ impl Learned {
         &self.model
     }
 
-    /// Candidate probabilities `[n * K]` for extracted features (the network alone, before
-    /// smoothing).
+    /// Candidate probabilities `[n * K]` for extracted features (the network, or the mean of an
+    /// ensemble's networks, before smoothing).
     pub fn probabilities(&self, feats: &Features) -> Result<Vec<f32>, LearnError> {
-        Dense::new(&self.model)?.probabilities(&feats.values, &feats.mask)
+        Ensemble::new(&self.model)?.probabilities(&feats.values, &feats.mask)
     }
 
     /// Features and probabilities of one mesh, for [`Learned::finish`] (and threshold search,
@@ -242,11 +242,11 @@ pub struct Scored {
 /// Relative thresholds tried by [`search_thresholds`].
 pub const RELATIVE_GRID: [f32; 8] = [0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5];
 /// Absolute thresholds tried by [`search_thresholds`].
-pub const ABSOLUTE_GRID: [f32; 5] = [0.0, 0.01, 0.02, 0.05, 0.1];
+pub const ABSOLUTE_GRID: [f32; 6] = [0.0, 0.01, 0.02, 0.03, 0.05, 0.1];
 /// Smoothing rounds tried by [`search_thresholds`].
 pub const SMOOTH_GRID: [usize; 4] = [0, 1, 2, 4];
 /// Sharpening exponents tried by [`search_thresholds`].
-pub const SHARPEN_GRID: [f32; 3] = [1.0, 1.5, 2.0];
+pub const SHARPEN_GRID: [f32; 5] = [1.0, 1.25, 1.5, 1.75, 2.0];
 
 /// The inference settings chosen by [`search_thresholds`].
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -96,7 +96,7 @@ impl Net {
     }
 
     /// Rebuild a network from named weights (as written by [`Net::named_weights`]).
-    pub fn from_weights(weights: &HashMap<String, (Vec<usize>, Vec<f32>)>, device: &Device) -> Result<Net, String> {
+    pub fn from_weights(weights: &Weights, device: &Device) -> Result<Net, String> {
         let hidden = weights
             .get("pair.weight")
             .and_then(|(shape, _)| shape.get(1).copied())
@@ -127,10 +127,25 @@ pub fn tensor_values(data: TensorData) -> Vec<f32> {
     data.as_slice::<f32>().map(<[f32]>::to_vec).unwrap_or_default()
 }
 
+/// Named f32 tensors: name -> (shape, values).
+pub type Weights = HashMap<String, (Vec<usize>, Vec<f32>)>;
+
+/// Metadata key of the number of networks in an ensemble file (absent: one network).
+pub const KEY_MEMBERS: &str = "rigml.members";
+
+/// Most networks one model file may hold.
+pub const MAX_MEMBERS: usize = 16;
+
 /// A trained model: the network weights plus the inference settings chosen on val.
+///
+/// A file holds one network (tensors `pair.weight`, ...) or an *ensemble* of networks trained
+/// with different seeds (tensors `member0.pair.weight`, `member1.pair.weight`, ... and
+/// [`KEY_MEMBERS`] in the metadata); inference averages the members' probabilities. With 56
+/// training characters one network's val scores move with its seed as much as with any setting,
+/// and the average of several is better than each of them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelFile {
-    pub weights: HashMap<String, (Vec<usize>, Vec<f32>)>,
+    pub weights: Weights,
     /// Free-form `key = value` facts (training command, data, steps, thresholds).
     pub metadata: HashMap<String, String>,
 }
@@ -222,9 +237,75 @@ impl ModelFile {
         ModelFile::from_bytes(&bytes, &path.display().to_string())
     }
 
-    /// The network on `device`.
+    /// The network on `device` (a single-network file only: training resumes one network).
     pub fn net(&self, device: &Device) -> Result<Net, LearnError> {
+        if self.member_count()? > 1 {
+            return Err(LearnError::Model(format!(
+                "holds an ensemble of {} networks; only a single network can be resumed",
+                self.member_count()?
+            )));
+        }
         Net::from_weights(&self.weights, device).map_err(LearnError::Model)
+    }
+
+    /// How many networks the file holds (1 unless it is an ensemble).
+    pub fn member_count(&self) -> Result<usize, LearnError> {
+        match self.metadata.get(KEY_MEMBERS) {
+            None => Ok(1),
+            Some(text) => match text.parse::<usize>() {
+                Ok(n) if (1..=MAX_MEMBERS).contains(&n) => Ok(n),
+                _ => Err(LearnError::Model(format!(
+                    "`{KEY_MEMBERS}` must be a count from 1 to {MAX_MEMBERS}, got {text:?}"
+                ))),
+            },
+        }
+    }
+
+    /// The weights of member `index`, under the single-network names (`pair.weight`, ...).
+    pub fn member_weights(&self, index: usize) -> Result<Weights, LearnError> {
+        let count = self.member_count()?;
+        if index >= count {
+            return Err(LearnError::Model(format!(
+                "no member {index} in an ensemble of {count}"
+            )));
+        }
+        if !self.metadata.contains_key(KEY_MEMBERS) {
+            return Ok(self.weights.clone());
+        }
+        let prefix = format!("member{index}.");
+        Ok(self
+            .weights
+            .iter()
+            .filter_map(|(name, tensor)| name.strip_prefix(&prefix).map(|n| (n.to_string(), tensor.clone())))
+            .collect())
+    }
+
+    /// One file holding every network of `members` (each a single network of the same feature
+    /// layout) as an ensemble, with `metadata` (the members' own metadata is dropped).
+    pub fn ensemble(members: &[ModelFile], metadata: HashMap<String, String>) -> Result<ModelFile, LearnError> {
+        if members.is_empty() || members.len() > MAX_MEMBERS {
+            return Err(LearnError::Model(format!(
+                "an ensemble holds 1 to {MAX_MEMBERS} networks, got {}",
+                members.len()
+            )));
+        }
+        let mut weights = HashMap::new();
+        for (i, member) in members.iter().enumerate() {
+            if member.member_count()? != 1 {
+                return Err(LearnError::Model(format!("member {i} is itself an ensemble")));
+            }
+            for (name, tensor) in &member.weights {
+                weights.insert(format!("member{i}.{name}"), tensor.clone());
+            }
+        }
+        let mut model = ModelFile { weights, metadata };
+        for key in ["rigml.feature_version", "rigml.candidates", "rigml.features"] {
+            if let Some(value) = members[0].metadata.get(key) {
+                model.metadata.insert(key.into(), value.clone());
+            }
+        }
+        model.metadata.insert(KEY_MEMBERS.into(), members.len().to_string());
+        Ok(model)
     }
 
     /// A metadata value parsed as f32, if present and valid.
@@ -240,7 +321,7 @@ impl ModelFile {
 /// has exactly `shape` and holds only finite values. Every network read from a model file
 /// (training and inference, skin and skeleton) loads its tensors through this one check.
 pub(crate) fn checked_tensor(
-    weights: &HashMap<String, (Vec<usize>, Vec<f32>)>,
+    weights: &Weights,
     key: &str,
     shape: &[usize],
 ) -> Result<Vec<f32>, String> {
@@ -252,4 +333,49 @@ pub(crate) fn checked_tensor(
         return Err(format!("`{key}` holds a non-finite value"));
     }
     Ok(v.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn single(hidden: usize, seed: u64) -> ModelFile {
+        let device = crate::device();
+        device.seed(seed);
+        ModelFile::from_net(&Net::new(NetConfig { hidden }, &device), HashMap::new())
+    }
+
+    #[test]
+    fn an_ensemble_keeps_every_member_and_survives_a_round_trip() {
+        let (a, b) = (single(8, 1), single(12, 2));
+        let mut metadata = HashMap::new();
+        metadata.insert("rigml.train.command".to_string(), "test".to_string());
+        let both = ModelFile::ensemble(&[a.clone(), b.clone()], metadata).unwrap();
+        let reloaded = ModelFile::from_bytes(&both.to_bytes().unwrap(), "memory").unwrap();
+        assert_eq!(reloaded, both);
+        assert_eq!(reloaded.member_count().unwrap(), 2);
+        assert_eq!(reloaded.member_weights(0).unwrap(), a.weights);
+        assert_eq!(reloaded.member_weights(1).unwrap(), b.weights);
+        assert!(reloaded.member_weights(2).is_err());
+        assert_eq!(a.member_count().unwrap(), 1);
+        assert_eq!(a.member_weights(0).unwrap(), a.weights);
+        // Training resumes one network, not an ensemble.
+        assert!(reloaded.net(&crate::device()).is_err());
+        assert!(a.net(&crate::device()).is_ok());
+    }
+
+    #[test]
+    fn impossible_ensembles_are_refused() {
+        let a = single(4, 1);
+        assert!(ModelFile::ensemble(&[], HashMap::new()).is_err());
+        let too_many = vec![a.clone(); MAX_MEMBERS + 1];
+        assert!(ModelFile::ensemble(&too_many, HashMap::new()).is_err());
+        let pair = ModelFile::ensemble(&[a.clone(), a.clone()], HashMap::new()).unwrap();
+        assert!(ModelFile::ensemble(&[pair.clone(), a], HashMap::new()).is_err());
+        for count in ["0", "17", "two", "-1"] {
+            let mut broken = pair.clone();
+            broken.metadata.insert(KEY_MEMBERS.into(), count.into());
+            assert!(broken.member_count().is_err(), "{count} accepted");
+        }
+    }
 }

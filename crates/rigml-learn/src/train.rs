@@ -39,30 +39,37 @@ impl TrainConfig {
     /// Refuses settings that cannot train: no steps, empty batches or network, a learning rate
     /// or deformation weight that is not a finite number of the right sign.
     pub fn validate(&self) -> Result<(), LearnError> {
-        let bad = |problem: String| Err(LearnError::Train(problem));
-        if self.steps == 0 {
-            return bad("steps must be at least 1".into());
-        }
-        if self.batch == 0 {
-            return bad("batch size must be at least 1".into());
-        }
-        if self.hidden == 0 {
-            return bad("hidden width must be at least 1".into());
-        }
-        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
-            return bad(format!(
-                "learning rate must be a positive number, got {}",
-                self.learning_rate
-            ));
-        }
+        check_shape(self.steps, self.batch, self.hidden, self.learning_rate)?;
         if !(self.deform_weight.is_finite() && self.deform_weight >= 0.0) {
-            return bad(format!(
+            return Err(LearnError::Train(format!(
                 "deformation weight must be a number >= 0, got {}",
                 self.deform_weight
-            ));
+            )));
         }
         Ok(())
     }
+}
+
+/// Widest hidden layer a trainer accepts.
+pub const MAX_HIDDEN: usize = 4096;
+
+/// The checks every trainer's settings share: at least one step, non-empty batches, a hidden
+/// width in `1..=MAX_HIDDEN` and a positive finite learning rate.
+pub(crate) fn check_shape(steps: usize, batch: usize, hidden: usize, learning_rate: f64) -> Result<(), LearnError> {
+    let bad = |problem: String| Err(LearnError::Train(problem));
+    if steps == 0 {
+        return bad("steps must be at least 1".into());
+    }
+    if batch == 0 {
+        return bad("batch size must be at least 1".into());
+    }
+    if hidden == 0 || hidden > MAX_HIDDEN {
+        return bad(format!("hidden width must lie in 1..={MAX_HIDDEN}, got {hidden}"));
+    }
+    if !(learning_rate.is_finite() && learning_rate > 0.0) {
+        return bad(format!("learning rate must be a positive number, got {learning_rate}"));
+    }
+    Ok(())
 }
 
 impl Default for TrainConfig {
@@ -281,6 +288,10 @@ mod tests {
             },
             TrainConfig {
                 hidden: 0,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                hidden: MAX_HIDDEN + 1,
                 ..TrainConfig::default()
             },
             TrainConfig {

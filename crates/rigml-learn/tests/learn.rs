@@ -15,12 +15,7 @@ use rigml_skin::{check, SkinSolver, SolveOptions};
 use std::collections::HashMap;
 
 fn load(id: &str) -> Character {
-    let rows = common::manifest();
-    let row = rows
-        .iter()
-        .find(|r| r.id() == id)
-        .unwrap_or_else(|| panic!("{id} not in the manifest"));
-    rigml_io::load(&row.path()).unwrap_or_else(|e| panic!("{id}: {e}"))
+    rigml_io::load(&common::asset(id)).unwrap_or_else(|e| panic!("{id}: {e}"))
 }
 
 #[test]

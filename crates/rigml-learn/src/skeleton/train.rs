@@ -58,23 +58,7 @@ impl Default for Config {
 impl Config {
     /// Refuses settings that cannot train.
     pub fn validate(&self) -> Result<(), LearnError> {
-        let bad = |problem: String| Err(LearnError::Train(problem));
-        if self.steps == 0 {
-            return bad("steps must be at least 1".into());
-        }
-        if self.batch == 0 {
-            return bad("batch size must be at least 1".into());
-        }
-        if self.hidden == 0 || self.hidden > 4096 {
-            return bad(format!("hidden width must lie in 1..=4096, got {}", self.hidden));
-        }
-        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
-            return bad(format!(
-                "learning rate must be a positive number, got {}",
-                self.learning_rate
-            ));
-        }
-        Ok(())
+        crate::train::check_shape(self.steps, self.batch, self.hidden, self.learning_rate)
     }
 }
 

@@ -1,0 +1,161 @@
+//! End-to-end tests of `rigml train` on a few small real characters: a manifest of three train
+//! split assets (one relabelled as the validation split of this run), tiny networks and a few
+//! steps, so that the whole command (sampling, training, threshold choice, writing) runs.
+
+#[path = "../../rigml-io/tests/common/mod.rs"]
+mod common;
+mod run;
+
+use rigml_learn::{Learned, ModelFile};
+use run::{assert_ok, rigml, stderr};
+use serde_json::Value;
+use std::path::Path;
+
+/// `dir/manifest.tsv` listing the three characters by absolute path; `whale` is this run's val.
+fn small_manifest(dir: &Path) {
+    let rows = common::manifest();
+    let header: Vec<&str> = vec!["id", "kind", "split", "path", "format"];
+    let mut text = header.join("\t") + "\n";
+    for (id, split) in [
+        ("quaternius-platformer-game-skull", "train"),
+        ("quaternius-fish-dolphin", "train"),
+        ("quaternius-fish-whale", "val"),
+    ] {
+        let row = rows
+            .iter()
+            .find(|r| r.id() == id)
+            .expect("asset listed in the manifest");
+        assert_eq!(row.get("split"), "train", "{id} must come from the train split");
+        text += &format!(
+            "{id}\tcharacter\t{split}\t{}\t{}\n",
+            row.path().display(),
+            row.get("format")
+        );
+    }
+    std::fs::write(dir.join("manifest.tsv"), text).unwrap();
+}
+
+const TINY: [&str; 14] = [
+    "--steps",
+    "12",
+    "--batch",
+    "64",
+    "--hidden",
+    "6",
+    "--max-vertices",
+    "150",
+    "--val-every",
+    "6",
+    "--checkpoint-every",
+    "0",
+    "--cache",
+    "cache",
+];
+
+#[test]
+fn an_ensemble_is_trained_saved_and_used() {
+    let dir = tempfile::tempdir().unwrap();
+    small_manifest(dir.path());
+    let mut args = vec![
+        "train",
+        "--data",
+        "manifest.tsv",
+        "--split",
+        "train",
+        "--val",
+        "val",
+        "-o",
+        "ens.safetensors",
+        "--members",
+        "2",
+        "--seed",
+        "5",
+        "--json",
+    ];
+    args.extend(TINY);
+    let o = rigml(dir.path(), &args);
+    assert_ok(&o);
+    let summary: Value = serde_json::from_slice(&o.stdout).expect("train --json prints one JSON object");
+    assert_eq!(summary["members"], 2);
+    assert_eq!(summary["characters"], 2);
+    assert!(dir.path().join("ens-curves.png").is_file());
+
+    let model = ModelFile::load(&dir.path().join("ens.safetensors")).unwrap();
+    assert_eq!(model.member_count().unwrap(), 2);
+    assert_ne!(model.member_weights(0).unwrap(), model.member_weights(1).unwrap());
+    assert!(model.setting(rigml_learn::infer::KEY_RELATIVE).is_some());
+    // The ensemble skins a character, and the command line takes it with --model.
+    let whale = common::asset("quaternius-fish-whale");
+    let character = rigml_io::load(&whale).unwrap();
+    let skin = rigml_skin::SkinSolver::solve(
+        &Learned::new(model),
+        &character.mesh,
+        &character.skeleton,
+        &rigml_skin::SolveOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(skin.vertex_count(), character.mesh.positions.len());
+    let whale = whale.display().to_string();
+    let o = rigml(
+        dir.path(),
+        &["skin", &whale, "--model", "ens.safetensors", "-o", "whale.glb"],
+    );
+    assert_ok(&o);
+    assert!(dir.path().join("whale.glb").is_file());
+
+    // Member 0 of the ensemble is the single network that `--seed 5` trains alone.
+    let mut args = vec![
+        "train",
+        "--data",
+        "manifest.tsv",
+        "--split",
+        "train",
+        "-o",
+        "one.safetensors",
+        "--seed",
+        "5",
+    ];
+    args.extend(TINY);
+    assert_ok(&rigml(dir.path(), &args));
+    let one = ModelFile::load(&dir.path().join("one.safetensors")).unwrap();
+    assert_eq!(one.member_count().unwrap(), 1);
+    let ens = ModelFile::load(&dir.path().join("ens.safetensors")).unwrap();
+    assert_eq!(ens.member_weights(0).unwrap(), one.weights);
+}
+
+#[test]
+fn resuming_an_ensemble_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    small_manifest(dir.path());
+    std::fs::write(dir.path().join("old.safetensors"), b"not read").unwrap();
+    let o = rigml(
+        dir.path(),
+        &[
+            "train",
+            "--data",
+            "manifest.tsv",
+            "-o",
+            "m.safetensors",
+            "--members",
+            "3",
+            "--resume",
+            "old.safetensors",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--members 3"), "{}", stderr(&o));
+    assert!(!dir.path().join("m.safetensors").exists());
+    let o = rigml(
+        dir.path(),
+        &[
+            "train",
+            "--data",
+            "manifest.tsv",
+            "-o",
+            "m.safetensors",
+            "--members",
+            "0",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
