@@ -7,7 +7,7 @@ use rigml_eval::dataset::Dataset;
 use rigml_eval::skin_metrics::{rows_of, score, Mode, PreparedGt};
 use rigml_learn::infer::{search_thresholds, Chosen, KEY_ABSOLUTE, KEY_RELATIVE, KEY_SHARPEN, KEY_SMOOTH};
 use rigml_learn::sample::{cached_samples, SampleOptions, Samples};
-use rigml_learn::train::{train, History, TrainConfig, TrainEvent};
+use rigml_learn::train::{train, History, Losses, TrainConfig, TrainEvent};
 use rigml_learn::{Learned, ModelFile};
 use rigml_skin::SolveOptions;
 use serde::Serialize;
@@ -179,6 +179,28 @@ pub(crate) fn checkpoint_path(output: &Path) -> PathBuf {
     let mut name = output.file_name().map(|s| s.to_os_string()).unwrap_or_default();
     name.push(".ckpt");
     output.with_file_name(name)
+}
+
+/// The event handler of a training loop: moves `progress` and shows the step's losses
+/// (`step_text`) beside the last validation's (`val_text`); writes checkpoints to `checkpoint`.
+pub(crate) fn events<'a, L>(
+    progress: &'a ProgressBar,
+    checkpoint: PathBuf,
+    step_text: impl Fn(&L) -> String + 'a,
+    val_text: impl Fn(&L) -> String + 'a,
+) -> impl FnMut(TrainEvent<'_, L>) -> Result<(), rigml_learn::LearnError> + 'a {
+    let mut last_val = String::new();
+    move |event| {
+        match event {
+            TrainEvent::Step { step, losses, .. } => {
+                progress.set_position(step as u64);
+                progress.set_message(format!("{}{last_val}", step_text(&losses)));
+            }
+            TrainEvent::Val { losses, .. } => last_val = format!(" | val {}", val_text(&losses)),
+            TrainEvent::Checkpoint { model, .. } => write_checkpoint(&checkpoint, model)?,
+        }
+        Ok(())
+    }
 }
 
 /// Write a training loop's checkpoint to `path` (atomically, replacing the last one).
@@ -389,28 +411,13 @@ fn train_member(
         "{prefix}{bar:30} {pos}/{len} {msg} [{elapsed}<{eta}]",
     );
     progress.set_prefix(label);
-    let checkpoint = checkpoint_path(&args.output);
-    let mut last_val = String::new();
     let trained_at = Instant::now();
-    let mut on_event = |event: TrainEvent| -> Result<(), rigml_learn::LearnError> {
-        match event {
-            TrainEvent::Step { step, losses, .. } => {
-                progress.set_position(step as u64);
-                progress.set_message(format!(
-                    "loss {:.4} (kl {:.4} deform {:.4}){last_val}",
-                    losses.total, losses.kl, losses.deform
-                ));
-            }
-            TrainEvent::Val { losses, .. } => {
-                last_val = format!(
-                    " | val {:.4} (kl {:.4} deform {:.4})",
-                    losses.total, losses.kl, losses.deform
-                );
-            }
-            TrainEvent::Checkpoint { model, .. } => write_checkpoint(&checkpoint, model)?,
-        }
-        Ok(())
-    };
+    let mut on_event = events(
+        &progress,
+        checkpoint_path(&args.output),
+        |l: &Losses| format!("loss {:.4} (kl {:.4} deform {:.4})", l.total, l.kl, l.deform),
+        |l: &Losses| format!("{:.4} (kl {:.4} deform {:.4})", l.total, l.kl, l.deform),
+    );
     let (model, history) = train(
         &train_samples,
         val_samples.as_ref(),

@@ -2,14 +2,14 @@
 //! skeleton predictor (joint votes + clustering + spanning tree) on the characters of a
 //! manifest split, and choose its clustering settings on --val (rigml-learn does the work).
 
-use crate::train::{bar, checkpoint_path, curves_path, write_checkpoint};
+use crate::train::{bar, checkpoint_path, curves_path, events};
 use anyhow::{bail, Context, Result};
 use rigml_eval::dataset::{AssetRow, Dataset};
 use rigml_eval::deformation::normalisation;
 use rigml_eval::skeleton_metrics::{score, JointSet};
 use rigml_learn::skeleton::data::{character_shapes, Augment, Shape};
 use rigml_learn::skeleton::joints::{Modes, Settings, Tree};
-use rigml_learn::skeleton::train::{train, Config, Event, History};
+use rigml_learn::skeleton::train::{train, Config, History, Losses};
 use rigml_learn::skeleton::{net, Predictor, Votes};
 use rigml_learn::ModelFile;
 use serde::Serialize;
@@ -361,25 +361,13 @@ pub fn run(args: &Args) -> Result<String> {
     metadata.insert("rigml.skeleton.train.assets".into(), ids.join(","));
     metadata.insert("rigml.skeleton.train.augment".into(), format!("{augment:?}"));
     let progress = bar(args.steps as u64, "{bar:30} {pos}/{len} {msg} [{elapsed}<{eta}]");
-    let checkpoint = checkpoint_path(&args.output);
-    let mut last_val = String::new();
     let trained_at = Instant::now();
-    let mut on_event = |event: Event| -> Result<(), rigml_learn::LearnError> {
-        match event {
-            Event::Step { step, losses, .. } => {
-                progress.set_position(step as u64);
-                progress.set_message(format!(
-                    "loss {:.4} (offset {:.4} conf {:.4}){last_val}",
-                    losses.total, losses.offset, losses.confidence
-                ));
-            }
-            Event::Val { losses, .. } => {
-                last_val = format!(" | val {:.4} (offset {:.4})", losses.total, losses.offset);
-            }
-            Event::Checkpoint { model, .. } => write_checkpoint(&checkpoint, model)?,
-        }
-        Ok(())
-    };
+    let mut on_event = events(
+        &progress,
+        checkpoint_path(&args.output),
+        |l: &Losses| format!("loss {:.4} (offset {:.4} conf {:.4})", l.total, l.offset, l.confidence),
+        |l: &Losses| format!("{:.4} (offset {:.4})", l.total, l.offset),
+    );
     let (mut model, history) = train(
         &train_clouds,
         &val_clouds,

@@ -1,6 +1,7 @@
-//! End-to-end tests of `rigml train` on a few small real characters: a manifest of three train
-//! split assets (one relabelled as the validation split of this run), tiny networks and a few
-//! steps, so that the whole command (sampling, training, threshold choice, writing) runs.
+//! End-to-end tests of `rigml train` and `rigml train-skeleton` on a few small real characters:
+//! a manifest of three train split assets (one relabelled as the validation split of this run),
+//! tiny networks and a few steps, so that each whole command (sampling, training, settings
+//! choice, checkpoints, writing) runs.
 
 #[path = "../../rigml-io/tests/common/mod.rs"]
 mod common;
@@ -158,4 +159,54 @@ fn resuming_an_ensemble_is_refused_before_any_work() {
         ],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn the_skeleton_trainer_writes_a_model_its_curves_and_a_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    small_manifest(dir.path());
+    let o = rigml(
+        dir.path(),
+        &[
+            "train-skeleton",
+            "--data",
+            "manifest.tsv",
+            "--split",
+            "train",
+            "-o",
+            "skel.safetensors",
+            "--steps",
+            "4",
+            "--batch",
+            "2",
+            "--hidden",
+            "8",
+            "--copies",
+            "0",
+            "--no-mirror",
+            "--val-every",
+            "2",
+            "--checkpoint-every",
+            "2",
+            "--json",
+        ],
+    );
+    assert_ok(&o);
+    let summary: Value = serde_json::from_slice(&o.stdout).expect("train-skeleton --json prints one JSON object");
+    assert_eq!(summary["steps"], 4, "{summary}");
+    for file in ["skel.safetensors", "skel-curves.png", "skel.safetensors.ckpt"] {
+        assert!(dir.path().join(file).is_file(), "{file} missing");
+    }
+    let checkpoint = ModelFile::read(
+        &std::fs::read(dir.path().join("skel.safetensors.ckpt")).unwrap(),
+        "ckpt",
+    )
+    .unwrap();
+    assert_eq!(
+        checkpoint
+            .metadata
+            .get(rigml_learn::skeleton::train::KEY_STEP)
+            .map(String::as_str),
+        Some("2")
+    );
 }

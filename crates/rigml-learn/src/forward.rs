@@ -30,12 +30,7 @@ struct Layer {
 }
 
 impl Layer {
-    fn load(
-        weights: &Weights,
-        name: &str,
-        input: usize,
-        output: usize,
-    ) -> Result<Layer, LearnError> {
+    fn load(weights: &Weights, name: &str, input: usize, output: usize) -> Result<Layer, LearnError> {
         let get = |key: String, shape: &[usize]| checked_tensor(weights, &key, shape).map_err(LearnError::Model);
         Ok(Layer {
             input,

@@ -320,11 +320,7 @@ impl ModelFile {
 /// The values of tensor `key` in `weights` (name -> (shape, values)), refused unless it exists,
 /// has exactly `shape` and holds only finite values. Every network read from a model file
 /// (training and inference, skin and skeleton) loads its tensors through this one check.
-pub(crate) fn checked_tensor(
-    weights: &Weights,
-    key: &str,
-    shape: &[usize],
-) -> Result<Vec<f32>, String> {
+pub(crate) fn checked_tensor(weights: &Weights, key: &str, shape: &[usize]) -> Result<Vec<f32>, String> {
     let (s, v) = weights.get(key).ok_or(format!("no `{key}` tensor"))?;
     if s.as_slice() != shape || v.len() != shape.iter().product::<usize>() {
         return Err(format!("`{key}` has shape {s:?}, expected {shape:?}"));
