@@ -36,45 +36,24 @@ fn small_manifest(dir: &Path) {
     std::fs::write(dir.join("manifest.tsv"), text).unwrap();
 }
 
-const TINY: [&str; 14] = [
-    "--steps",
-    "12",
-    "--batch",
-    "64",
-    "--hidden",
-    "6",
-    "--max-vertices",
-    "150",
-    "--val-every",
-    "6",
-    "--checkpoint-every",
-    "0",
-    "--cache",
-    "cache",
-];
+/// Settings small enough for a test: a few steps of a tiny network on a few vertices.
+const TINY: &str =
+    "--steps 12 --batch 64 --hidden 6 --max-vertices 150 --val-every 6 --checkpoint-every 0 --cache cache";
+
+/// `rigml train --data manifest.tsv ARGS TINY` in `dir` (`args` split at whitespace).
+fn train(dir: &Path, args: &str) -> std::process::Output {
+    let line = format!("train --data manifest.tsv {args} {TINY}");
+    rigml(dir, &line.split_whitespace().collect::<Vec<_>>())
+}
 
 #[test]
 fn an_ensemble_is_trained_saved_and_used() {
     let dir = tempfile::tempdir().unwrap();
     small_manifest(dir.path());
-    let mut args = vec![
-        "train",
-        "--data",
-        "manifest.tsv",
-        "--split",
-        "train",
-        "--val",
-        "val",
-        "-o",
-        "ens.safetensors",
-        "--members",
-        "2",
-        "--seed",
-        "5",
-        "--json",
-    ];
-    args.extend(TINY);
-    let o = rigml(dir.path(), &args);
+    let o = train(
+        dir.path(),
+        "--split train --val val -o ens.safetensors --members 2 --seed 5 --json",
+    );
     assert_ok(&o);
     let summary: Value = serde_json::from_slice(&o.stdout).expect("train --json prints one JSON object");
     assert_eq!(summary["members"], 2);
@@ -105,19 +84,7 @@ fn an_ensemble_is_trained_saved_and_used() {
     assert!(dir.path().join("whale.glb").is_file());
 
     // Member 0 of the ensemble is the single network that `--seed 5` trains alone.
-    let mut args = vec![
-        "train",
-        "--data",
-        "manifest.tsv",
-        "--split",
-        "train",
-        "-o",
-        "one.safetensors",
-        "--seed",
-        "5",
-    ];
-    args.extend(TINY);
-    assert_ok(&rigml(dir.path(), &args));
+    assert_ok(&train(dir.path(), "--split train -o one.safetensors --seed 5"));
     let one = ModelFile::load(&dir.path().join("one.safetensors")).unwrap();
     assert_eq!(one.member_count().unwrap(), 1);
     let ens = ModelFile::load(&dir.path().join("ens.safetensors")).unwrap();
@@ -129,35 +96,11 @@ fn resuming_an_ensemble_is_refused_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     small_manifest(dir.path());
     std::fs::write(dir.path().join("old.safetensors"), b"not read").unwrap();
-    let o = rigml(
-        dir.path(),
-        &[
-            "train",
-            "--data",
-            "manifest.tsv",
-            "-o",
-            "m.safetensors",
-            "--members",
-            "3",
-            "--resume",
-            "old.safetensors",
-        ],
-    );
+    let o = train(dir.path(), "-o m.safetensors --members 3 --resume old.safetensors");
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("--members 3"), "{}", stderr(&o));
     assert!(!dir.path().join("m.safetensors").exists());
-    let o = rigml(
-        dir.path(),
-        &[
-            "train",
-            "--data",
-            "manifest.tsv",
-            "-o",
-            "m.safetensors",
-            "--members",
-            "0",
-        ],
-    );
+    let o = train(dir.path(), "-o m.safetensors --members 0");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
@@ -165,32 +108,9 @@ fn resuming_an_ensemble_is_refused_before_any_work() {
 fn the_skeleton_trainer_writes_a_model_its_curves_and_a_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     small_manifest(dir.path());
-    let o = rigml(
-        dir.path(),
-        &[
-            "train-skeleton",
-            "--data",
-            "manifest.tsv",
-            "--split",
-            "train",
-            "-o",
-            "skel.safetensors",
-            "--steps",
-            "4",
-            "--batch",
-            "2",
-            "--hidden",
-            "8",
-            "--copies",
-            "0",
-            "--no-mirror",
-            "--val-every",
-            "2",
-            "--checkpoint-every",
-            "2",
-            "--json",
-        ],
-    );
+    let line = "train-skeleton --data manifest.tsv --split train -o skel.safetensors --steps 4 --batch 2 \
+                --hidden 8 --copies 0 --no-mirror --val-every 2 --checkpoint-every 2 --json";
+    let o = rigml(dir.path(), &line.split_whitespace().collect::<Vec<_>>());
     assert_ok(&o);
     let summary: Value = serde_json::from_slice(&o.stdout).expect("train-skeleton --json prints one JSON object");
     assert_eq!(summary["steps"], 4, "{summary}");
