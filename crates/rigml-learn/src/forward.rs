@@ -194,8 +194,17 @@ pub struct Ensemble {
 impl Ensemble {
     /// The networks of `model`.
     pub fn new(model: &ModelFile) -> Result<Ensemble, LearnError> {
-        let members = (0..model.member_count()?)
-            .map(|i| Dense::from_weights(&model.member_weights(i)?))
+        let count = model.member_count()?;
+        let members = (0..count)
+            .map(|i| {
+                let dense = Dense::from_weights(&model.member_weights(i)?);
+                match dense {
+                    Err(LearnError::Model(problem)) if count > 1 => {
+                        Err(LearnError::Model(format!("member {i}: {problem}")))
+                    }
+                    other => other,
+                }
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Ensemble { members })
     }
@@ -314,7 +323,12 @@ mod tests {
         let one = Ensemble::new(&members[0]).unwrap();
         assert_eq!(one.probabilities(&x, &mask).unwrap(), each[0]);
         // The members are not single networks under their own names.
-        assert!(Dense::new(&ModelFile::ensemble(&members, HashMap::new()).unwrap()).is_err());
+        let mut file = ModelFile::ensemble(&members, HashMap::new()).unwrap();
+        assert!(Dense::new(&file).is_err());
+        // A broken member is named.
+        file.weights.remove("member1.deep.weight");
+        let err = Ensemble::new(&file).unwrap_err().to_string();
+        assert!(err.contains("member 1") && err.contains("deep.weight"), "{err}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Inference: features -> network ([`crate::forward`]) -> softmax over the candidates ->
-//! one-ring averaging of the probabilities -> sparse rows -> the shared post-processing
-//! ([`rigml_skin::post::finish`]: island fallback, pruning to the influence cap, normalisation).
+//! Inference: features -> network ([`crate::forward`]) -> softmax over the candidates (the mean
+//! over the networks of an ensemble file) -> one-ring averaging of the probabilities -> sparse
+//! rows -> the shared post-processing ([`rigml_skin::post::finish`]: island fallback, pruning to
+//! the influence cap, normalisation).
 //!
 //! The network scores every vertex on its own; artists' weights are smooth over the surface, so
 //! `smooth` rounds of `p_v(j) <- (p_v(j) + mean over the one-ring of p_u(j)) / 2` over the
