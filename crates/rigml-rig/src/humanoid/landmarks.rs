@@ -336,13 +336,20 @@ fn arm(vol: &Volume, points: &[Vec3], side: f32) -> Result<Arm, Refusal> {
         let p = at_length(points, &lengths, s);
         vol.section(p, direction_at(points, &lengths, s, w), 0.08)
     };
-    // Wrist: the smallest cross-section 7-16 % of the height in from the hand tip.
+    // Wrist: the smallest whole cross-section 7-16 % of the height in from the hand tip. A
+    // section through separate fingers is no wrist: there the arm's own piece holds only part
+    // of the solid around it (big hands, as on mechs, reach into the window).
     let mut wrist = section(HAND_LENGTH).0;
     let mut best = usize::MAX;
     let mut s = 0.07;
     while s < 0.16_f32.min(0.6 * lengths[entry_k]) {
         let (c, area) = section(s);
-        if area < best {
+        let around = vol.slab_count(
+            at_length(points, &lengths, s),
+            direction_at(points, &lengths, s, w),
+            0.08,
+        );
+        if area < best && area as f32 >= WHOLE_SECTION * around as f32 {
             (best, wrist) = (area, c);
         }
         s += size;
@@ -385,6 +392,10 @@ const MIN_SHOULDER: f32 = 0.1;
 /// Distance of the shoulder from the mirror plane (share of the hand tip's) where no armpit is
 /// found.
 const SHOULDER_REACH: f32 = 0.25;
+
+/// Least share of the solid around a section that the section's own piece holds for it to be
+/// taken as the wrist (less: the cut runs through separate fingers).
+const WHOLE_SECTION: f32 = 0.7;
 
 /// Typical hand length (wrist to finger tip) as a share of the height.
 const HAND_LENGTH: f32 = 0.105;

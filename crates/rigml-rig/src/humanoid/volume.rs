@@ -213,6 +213,33 @@ impl Volume {
             self.dilate();
         }
     }
+    /// Solid voxels within `radius` of `p` in the one-voxel slab across `axis` (the slab of
+    /// [`Volume::section`]), whether connected to `p` or not: compared with the section's own
+    /// count it tells a cut through one limb from a cut through several separate parts.
+    pub fn slab_count(&self, p: Vec3, axis: Vec3, radius: f32) -> usize {
+        let axis = axis.normalize_or(Vec3::Y);
+        let half = 0.9 * self.grid.size;
+        let (Some(lo), Some(hi)) = (
+            self.grid.cell_of(p - Vec3::splat(radius)),
+            self.grid.cell_of(p + Vec3::splat(radius)),
+        ) else {
+            return 0;
+        };
+        let mut count = 0;
+        for z in lo[2]..=hi[2] {
+            for y in lo[1]..=hi[1] {
+                for x in lo[0]..=hi[0] {
+                    let v = self.grid.index([x, y, z]);
+                    let r = self.point(v) - p;
+                    if self.solid[v] && r.dot(axis).abs() <= half && r.length() <= radius {
+                        count += 1;
+                    }
+                }
+            }
+        }
+        count
+    }
+
     /// Centre of a voxel in the character frame.
     pub fn point(&self, v: Voxel) -> Vec3 {
         self.grid.center(self.grid.coords(v))
@@ -380,6 +407,27 @@ impl Volume {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slab_counts_separate_parts_that_a_section_leaves_out() {
+        // Two parallel bars along x, apart in z (fingers): a cut across x meets both.
+        let (mut p, mut t) = rigml_geom::procedural::cuboid(Vec3::ZERO, Vec3::new(4.0, 0.5, 0.5));
+        let (q, u) = rigml_geom::procedural::cuboid(Vec3::new(0.0, 0.0, 1.0), Vec3::new(4.0, 0.5, 1.5));
+        let offset = p.len() as u32;
+        p.extend(q);
+        t.extend(u.iter().map(|tri| tri.map(|i| i + offset)));
+        let vol = Volume::new(&p, &t, 40).unwrap();
+        let at = Vec3::new(2.0, 0.25, 0.25);
+        let (_, own) = vol.section(at, Vec3::X, 2.0);
+        let all = vol.slab_count(at, Vec3::X, 2.0);
+        assert!(
+            own > 0 && (all as f32 - 2.0 * own as f32).abs() <= 0.2 * own as f32,
+            "{own} {all}"
+        );
+        // Far from anything solid, or at a non-finite point, the slab is empty.
+        assert_eq!(vol.slab_count(Vec3::new(2.0, 0.25, 0.75), Vec3::X, 0.1), 0);
+        assert_eq!(vol.slab_count(Vec3::NAN, Vec3::X, 1.0), 0);
+    }
 
     #[test]
     fn depth_peaks_in_the_middle_and_paths_stay_central() {
