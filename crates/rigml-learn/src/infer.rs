@@ -25,7 +25,7 @@ use rigml_geom::Adjacency;
 use rigml_skin::post::{finish, Prepared, Row};
 use rigml_skin::{SkinError, SkinSolver, SolveOptions};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The default model, trained by `rigml train` on the train split (README: "The default skin
 /// model").
@@ -54,6 +54,9 @@ pub const MAX_SMOOTH: usize = 16;
 #[derive(Debug, Clone)]
 pub struct Learned {
     model: Arc<ModelFile>,
+    /// The model's networks, unpacked on first use and shared by clones (a broken model keeps
+    /// its error's text, reported on every use).
+    networks: Arc<OnceLock<Result<Ensemble, String>>>,
     /// Drop candidates below this share of the row's largest probability.
     pub relative: f32,
     /// Drop candidates below this probability.
@@ -79,6 +82,7 @@ impl Learned {
             .unwrap_or(DEFAULT_SHARPEN);
         Learned {
             model: Arc::new(model),
+            networks: Arc::new(OnceLock::new()),
             relative,
             absolute,
             smooth,
@@ -107,7 +111,16 @@ impl Learned {
     /// Candidate probabilities `[n * K]` for extracted features (the network, or the mean of an
     /// ensemble's networks, before smoothing).
     pub fn probabilities(&self, feats: &Features) -> Result<Vec<f32>, LearnError> {
-        Ensemble::new(&self.model)?.probabilities(&feats.values, &feats.mask)
+        let networks = self.networks.get_or_init(|| {
+            Ensemble::new(&self.model).map_err(|e| match e {
+                LearnError::Model(problem) => problem,
+                other => other.to_string(),
+            })
+        });
+        match networks {
+            Ok(networks) => networks.probabilities(&feats.values, &feats.mask),
+            Err(problem) => Err(LearnError::Model(problem.clone())),
+        }
     }
 
     /// Features and probabilities of one mesh, for [`Learned::finish`] (and threshold search,
@@ -359,6 +372,29 @@ mod tests {
         let prep = Prepared::new(&mesh, &skeleton).unwrap();
         let feats = features::extract(&prep, &skeleton.parents);
         (prep, feats)
+    }
+
+    #[test]
+    fn a_broken_member_fails_every_call_and_names_itself() {
+        let (_, feats) = tube();
+        let device = crate::device();
+        let single = |seed: u64| {
+            device.seed(seed);
+            ModelFile::from_net(
+                &crate::model::Net::new(crate::model::NetConfig { hidden: 8 }, &device),
+                Default::default(),
+            )
+        };
+        let good = Learned::new(ModelFile::ensemble(&[single(1), single(2)], Default::default()).unwrap());
+        let first = good.probabilities(&feats).unwrap();
+        assert_eq!(good.clone().probabilities(&feats).unwrap(), first);
+        let mut model = ModelFile::ensemble(&[single(1), single(2)], Default::default()).unwrap();
+        model.weights.remove("member1.deep.weight");
+        let broken = Learned::new(model);
+        for _ in 0..2 {
+            let error = broken.probabilities(&feats).unwrap_err().to_string();
+            assert!(error.starts_with("model: member 1:"), "{error}");
+        }
     }
 
     #[test]

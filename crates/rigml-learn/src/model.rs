@@ -239,10 +239,10 @@ impl ModelFile {
 
     /// The network on `device` (a single-network file only: training resumes one network).
     pub fn net(&self, device: &Device) -> Result<Net, LearnError> {
-        if self.member_count()? > 1 {
+        let count = self.member_count()?;
+        if count > 1 {
             return Err(LearnError::Model(format!(
-                "holds an ensemble of {} networks; only a single network can be resumed",
-                self.member_count()?
+                "holds an ensemble of {count} networks; only a single network can be resumed"
             )));
         }
         Net::from_weights(&self.weights, device).map_err(LearnError::Model)
