@@ -68,6 +68,10 @@ pub struct Args {
     /// Re-posed copies of every training character (pose augmentation).
     #[arg(long, default_value_t = 1)]
     pub posed_copies: usize,
+    /// Stretched copies of every training character: mesh and joints scaled along each axis by
+    /// up to 1.25x either way, weights kept (proportion augmentation).
+    #[arg(long, default_value_t = 0)]
+    pub stretched_copies: usize,
     /// Inference: drop candidates below this share of the row's largest weight (stored in the
     /// model; with --val the value chosen on val replaces it).
     #[arg(long, default_value_t = rigml_learn::infer::DEFAULT_RELATIVE)]
@@ -384,6 +388,7 @@ fn train_member(
     let options = SampleOptions {
         max_vertices: args.max_vertices,
         posed_copies: args.posed_copies,
+        stretched_copies: args.stretched_copies,
         seed: config.seed,
     };
     let started = Instant::now();
@@ -392,6 +397,7 @@ fn train_member(
         Some(split) => {
             let val_options = SampleOptions {
                 posed_copies: 0,
+                stretched_copies: 0,
                 ..options
             };
             Some(split_samples(dataset, split, &val_options, cache)?.0)

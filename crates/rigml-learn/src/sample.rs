@@ -37,6 +37,8 @@ pub struct SampleOptions {
     pub max_vertices: usize,
     /// Re-posed copies added per character (pose augmentation; 0 = bind pose only).
     pub posed_copies: usize,
+    /// Stretched copies added per character (proportion augmentation, see [`stretched`]).
+    pub stretched_copies: usize,
     /// Seed of the vertex subset and the poses.
     pub seed: u64,
 }
@@ -46,6 +48,7 @@ impl Default for SampleOptions {
         SampleOptions {
             max_vertices: 3000,
             posed_copies: 1,
+            stretched_copies: 0,
             seed: 1,
         }
     }
@@ -150,6 +153,50 @@ pub fn reposed(character: &Character, skin: &Skin, pose: &Pose) -> Result<Charac
     posed.skeleton.rest_local = pose.local.clone();
     posed.skeleton.bind_to_rest();
     Ok(posed)
+}
+
+/// Largest stretch of the proportion augmentation along each axis (factors from `1/STRETCH_MAX`
+/// to `STRETCH_MAX`, log-uniform).
+const STRETCH_MAX: f32 = 1.25;
+
+/// `character` stretched by `factors` along the world axes: mesh and joint positions scaled,
+/// joint orientations kept (so bones stay rigid frames), GT weights unchanged: a thinner,
+/// taller or wider copy of the same artist's binding, for the features that depend on
+/// proportions (bone lengths against distances to the surface). With the default model's
+/// recipe it did not help on val (see the README), so it is off by default.
+pub fn stretched(character: &Character, factors: Vec3) -> Result<Character, LearnError> {
+    if !(factors.is_finite() && factors.min_element() > 0.0) {
+        return Err(LearnError::Data(format!(
+            "stretch factors must be positive, got {factors}"
+        )));
+    }
+    let skeleton = &character.skeleton;
+    let bind = skeleton.bind_world();
+    let world: Vec<glam::Mat4> = bind
+        .iter()
+        .map(|m| {
+            let (_, rotation, translation) = m.to_scale_rotation_translation();
+            glam::Mat4::from_rotation_translation(rotation, translation * factors)
+        })
+        .collect();
+    let mut out = character.clone();
+    out.mesh.positions.iter_mut().for_each(|p| *p *= factors);
+    out.mesh.normals.clear();
+    out.skeleton.rest_local = world
+        .iter()
+        .enumerate()
+        .map(|(j, m)| {
+            let local = match skeleton.parents.get(j).copied().flatten().and_then(|p| world.get(p)) {
+                Some(parent) => parent.inverse() * *m,
+                None => *m,
+            };
+            rigml_core::Transform::from_mat4(&local)
+        })
+        .collect();
+    out.skeleton.bind_to_rest();
+    out.validate()
+        .map_err(|e| LearnError::Data(format!("stretched copy: {e}")))?;
+    Ok(out)
 }
 
 /// Samples of one character pose (bind pose or a re-posed copy), `salt` varies the seeds.
@@ -259,6 +306,14 @@ pub fn character_samples(id: &str, character: &Character, options: &SampleOption
         let more = samples_of_pose(&posed, skin, options, salt.wrapping_add(c as u64 + 1))?;
         all.append(more, 0);
     }
+    for c in 0..options.stretched_copies {
+        let factors = Vec3::from_array(std::array::from_fn(|_| {
+            STRETCH_MAX.powf(2.0 * rng.random::<f32>() - 1.0)
+        }));
+        let copy = stretched(character, factors)?;
+        let salt = salt.wrapping_add((options.posed_copies + c) as u64 + 1);
+        all.append(samples_of_pose(&copy, skin, options, salt)?, 0);
+    }
     // One coverage number per character: the mean over its copies.
     let copies = all.coverage_loss.len().max(1) as f32;
     all.coverage_loss = vec![all.coverage_loss.iter().sum::<f32>() / copies];
@@ -272,6 +327,7 @@ pub fn cache_key(id: &str, character: &Character, options: &SampleOptions) -> u6
     for n in [
         options.max_vertices as u64,
         options.posed_copies as u64,
+        options.stretched_copies as u64,
         options.seed,
         POSES as u64,
     ] {
@@ -381,4 +437,91 @@ fn decode(bytes: &[u8]) -> Option<Samples> {
         && s.target.len() == n * CANDIDATES
         && s.deform.len() == n * CANDIDATES * DEFORM;
     consistent.then_some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rigml_skin::synthetic::tube_chain;
+
+    /// A tube around a three-bone chain, each ring bound rigidly to the bone it sits on.
+    fn tube() -> Character {
+        let (mesh, skeleton) = tube_chain(3, 4, 8, 0.2, 1.0);
+        let joints: Vec<u32> = mesh
+            .positions
+            .iter()
+            .map(|p| (p.y.floor().clamp(0.0, 2.0)) as u32)
+            .collect();
+        let skin = Skin::rigid(&joints, skeleton.joint_count()).unwrap();
+        Character {
+            name: "tube".into(),
+            mesh,
+            skeleton,
+            skin: Some(skin),
+            clips: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_stretched_copy_scales_mesh_and_joints_and_keeps_a_rigid_bound_skeleton() {
+        let character = tube();
+        let factors = Vec3::new(1.25, 0.8, 1.1);
+        let copy = stretched(&character, factors).unwrap();
+        for (a, b) in character.mesh.positions.iter().zip(&copy.mesh.positions) {
+            assert!((*a * factors - *b).length() < 1e-6);
+        }
+        for (a, b) in character
+            .skeleton
+            .bind_positions()
+            .iter()
+            .zip(copy.skeleton.bind_positions())
+        {
+            assert!((*a * factors - b).length() < 1e-5, "{a} {b}");
+        }
+        // Bound where it rests: the rest pose leaves the stretched mesh where it is.
+        let rest = skinning_matrices(&copy.skeleton, &Pose::rest(&copy.skeleton)).unwrap();
+        let skin = copy.skin.as_ref().unwrap();
+        for (a, b) in copy.mesh.positions.iter().zip(lbs(&copy.mesh.positions, skin, &rest)) {
+            assert!((*a - b).length() < 1e-5);
+        }
+        // No stretch changes nothing the features see.
+        let same = stretched(&character, Vec3::ONE).unwrap();
+        let options = SampleOptions {
+            max_vertices: 1000,
+            posed_copies: 0,
+            ..SampleOptions::default()
+        };
+        let (a, b) = (
+            samples_of_pose(&character, skin, &options, 7).unwrap(),
+            samples_of_pose(&same, skin, &options, 7).unwrap(),
+        );
+        assert!(a.x.iter().zip(&b.x).all(|(p, q)| (p - q).abs() < 1e-4));
+        assert!(stretched(&character, Vec3::new(1.0, 0.0, 1.0)).is_err());
+        assert!(stretched(&character, Vec3::new(1.0, f32::NAN, 1.0)).is_err());
+    }
+
+    #[test]
+    fn stretched_copies_add_samples_and_change_the_cache_key() {
+        let character = tube();
+        let plain = SampleOptions {
+            max_vertices: 1000,
+            posed_copies: 0,
+            ..SampleOptions::default()
+        };
+        let more = SampleOptions {
+            stretched_copies: 2,
+            ..plain
+        };
+        let (a, b) = (
+            character_samples("tube", &character, &plain).unwrap(),
+            character_samples("tube", &character, &more).unwrap(),
+        );
+        assert_eq!(b.len(), 3 * a.len());
+        assert_eq!(&b.x[..a.x.len()], &a.x[..]);
+        assert_ne!(&b.x[a.x.len()..2 * a.x.len()], &a.x[..]);
+        assert_ne!(
+            cache_key("tube", &character, &plain),
+            cache_key("tube", &character, &more)
+        );
+    }
 }

@@ -67,6 +67,7 @@ fn a_tiny_model_learns_and_reloads_to_identical_predictions() {
     let options = SampleOptions {
         max_vertices: 300,
         posed_copies: 1,
+        stretched_copies: 0,
         seed: 7,
     };
     let mut samples = Samples::default();
@@ -120,6 +121,7 @@ fn learned_weights_obey_the_cap_and_normalisation_on_real_characters() {
     let options = SampleOptions {
         max_vertices: 200,
         posed_copies: 0,
+        stretched_copies: 0,
         seed: 3,
     };
     let fox = load("khronos-fox");
