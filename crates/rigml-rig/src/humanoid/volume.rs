@@ -213,6 +213,7 @@ impl Volume {
             self.dilate();
         }
     }
+
     /// Solid voxels within `radius` of `p` in the one-voxel slab across `axis` (the slab of
     /// [`Volume::section`]), whether connected to `p` or not: compared with the section's own
     /// count it tells a cut through one limb from a cut through several separate parts.
