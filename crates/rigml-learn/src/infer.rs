@@ -25,7 +25,7 @@ use rigml_geom::Adjacency;
 use rigml_skin::post::{finish, Prepared, Row};
 use rigml_skin::{SkinError, SkinSolver, SolveOptions};
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// The default model, trained by `rigml train` on the train split (README: "The default skin
 /// model").
@@ -54,9 +54,9 @@ pub const MAX_SMOOTH: usize = 16;
 #[derive(Debug, Clone)]
 pub struct Learned {
     model: Arc<ModelFile>,
-    /// The model's networks, unpacked on first use and shared by clones (a broken model keeps
-    /// its error's text, reported on every use).
-    networks: Arc<OnceLock<Result<Ensemble, String>>>,
+    /// The model's networks, unpacked once and shared by clones (a broken model keeps its
+    /// error's text, reported on every use).
+    networks: Arc<Result<Ensemble, String>>,
     /// Drop candidates below this share of the row's largest probability.
     pub relative: f32,
     /// Drop candidates below this probability.
@@ -80,9 +80,13 @@ impl Learned {
             .setting(KEY_SHARPEN)
             .filter(|s| (0.1..=10.0).contains(s))
             .unwrap_or(DEFAULT_SHARPEN);
+        let networks = Ensemble::new(&model).map_err(|e| match e {
+            LearnError::Model(problem) => problem,
+            other => other.to_string(),
+        });
         Learned {
             model: Arc::new(model),
-            networks: Arc::new(OnceLock::new()),
+            networks: Arc::new(networks),
             relative,
             absolute,
             smooth,
@@ -111,13 +115,7 @@ impl Learned {
     /// Candidate probabilities `[n * K]` for extracted features (the network, or the mean of an
     /// ensemble's networks, before smoothing).
     pub fn probabilities(&self, feats: &Features) -> Result<Vec<f32>, LearnError> {
-        let networks = self.networks.get_or_init(|| {
-            Ensemble::new(&self.model).map_err(|e| match e {
-                LearnError::Model(problem) => problem,
-                other => other.to_string(),
-            })
-        });
-        match networks {
+        match self.networks.as_ref() {
             Ok(networks) => networks.probabilities(&feats.values, &feats.mask),
             Err(problem) => Err(LearnError::Model(problem.clone())),
         }

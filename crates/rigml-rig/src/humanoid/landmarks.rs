@@ -332,9 +332,11 @@ fn arm(vol: &Volume, points: &[Vec3], side: f32) -> Result<Arm, Refusal> {
     let points = &points[..inside];
     let lengths = arc_lengths(points);
     let w = 2.0 * size;
+    // The cut across the arm `s` along the path from the hand tip: its point and direction.
+    let cut = |s: f32| (at_length(points, &lengths, s), direction_at(points, &lengths, s, w));
     let section = |s: f32| {
-        let p = at_length(points, &lengths, s);
-        vol.section(p, direction_at(points, &lengths, s, w), 0.08)
+        let (p, axis) = cut(s);
+        vol.section(p, axis, ARM_SECTION)
     };
     // Wrist: the smallest whole cross-section 7-16 % of the height in from the hand tip. A
     // section through separate fingers is no wrist: there the arm's own piece holds only part
@@ -343,12 +345,9 @@ fn arm(vol: &Volume, points: &[Vec3], side: f32) -> Result<Arm, Refusal> {
     let mut best = usize::MAX;
     let mut s = 0.07;
     while s < 0.16_f32.min(0.6 * lengths[entry_k]) {
-        let (c, area) = section(s);
-        let around = vol.slab_count(
-            at_length(points, &lengths, s),
-            direction_at(points, &lengths, s, w),
-            0.08,
-        );
+        let (p, axis) = cut(s);
+        let (c, area) = vol.section(p, axis, ARM_SECTION);
+        let around = vol.slab_count(p, axis, ARM_SECTION);
         if area < best && area as f32 >= WHOLE_SECTION * around as f32 {
             (best, wrist) = (area, c);
         }
@@ -392,6 +391,9 @@ const MIN_SHOULDER: f32 = 0.1;
 /// Distance of the shoulder from the mirror plane (share of the hand tip's) where no armpit is
 /// found.
 const SHOULDER_REACH: f32 = 0.25;
+
+/// Reach of an arm's cross-sections from the path (share of the height).
+const ARM_SECTION: f32 = 0.08;
 
 /// Least share of the solid around a section that the section's own piece holds for it to be
 /// taken as the wrist (less: the cut runs through separate fingers).
