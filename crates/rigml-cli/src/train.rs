@@ -69,9 +69,9 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub posed_copies: usize,
     /// Stretched copies of every training character: mesh and joints scaled along each axis by
-    /// up to 1.25x either way, weights kept (proportion augmentation).
-    #[arg(long, default_value_t = 0)]
-    pub stretched_copies: usize,
+    /// up to 1.25x either way, weights kept (proportion augmentation; at most 16).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=16))]
+    pub stretched_copies: u16,
     /// Inference: drop candidates below this share of the row's largest weight (stored in the
     /// model; with --val the value chosen on val replaces it).
     #[arg(long, default_value_t = rigml_learn::infer::DEFAULT_RELATIVE)]
@@ -388,7 +388,7 @@ fn train_member(
     let options = SampleOptions {
         max_vertices: args.max_vertices,
         posed_copies: args.posed_copies,
-        stretched_copies: args.stretched_copies,
+        stretched_copies: usize::from(args.stretched_copies),
         seed: config.seed,
     };
     let started = Instant::now();

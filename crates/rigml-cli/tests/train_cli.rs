@@ -102,6 +102,10 @@ fn resuming_an_ensemble_is_refused_before_any_work() {
     assert!(!dir.path().join("m.safetensors").exists());
     let o = train(dir.path(), "-o m.safetensors --members 0");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = train(dir.path(), "-o m.safetensors --stretched-copies 17");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--stretched-copies"), "{}", stderr(&o));
+    assert!(!dir.path().join("m.safetensors").exists());
 }
 
 #[test]
