@@ -13,15 +13,18 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 /// The templates `--template` (and `rigml eval --methods rig-<template>`) can name.
-/// `detect` (the default) is `humanoid` when the shape is a standing humanoid, else `auto`.
-pub const TEMPLATES: &[&str] = &["detect", "humanoid", "auto", "learned"];
+/// `detect` (the default) is `humanoid` when the shape is a standing humanoid, else `auto`
+/// (the curve skeleton less the end chains the learned placer finds no joint near); `curve` is
+/// the curve skeleton alone and `learned` the learned placer alone.
+pub const TEMPLATES: &[&str] = &["detect", "humanoid", "auto", "curve", "learned"];
 
 /// The skeleton placer of `template`.
 pub fn placer(template: &str) -> Result<Box<dyn SkeletonPlacer + Send>> {
     Ok(match template {
-        "auto" => Box::new(rigml_rig::Auto::default()),
+        "auto" => Box::new(rigml_rig::Guided::embedded()?),
+        "curve" => Box::new(rigml_rig::Auto::default()),
         "humanoid" => Box::new(rigml_rig::Humanoid::default()),
-        "detect" => Box::new(rigml_rig::Detect::default()),
+        "detect" => Box::new(rigml_rig::Detect::embedded()?),
         "learned" => Box::new(rigml_rig::Learned::embedded()?),
         other => bail!("unknown template {other:?} (choose one of {})", TEMPLATES.join(", ")),
     })
@@ -39,7 +42,9 @@ Examples:
 The default template (detect) uses the humanoid template when the mesh is a standing humanoid
 (T- or A-pose) and the general one otherwise. The general template (auto) finds a curve
 skeleton of any shape: joints at the centres of the limbs' cross-sections, left/right pairs
-named _L/_R when the mesh is mirror symmetric.")]
+named _L/_R when the mesh is mirror symmetric. It drops the end chains (fins, lanterns,
+spikes) that the learned skeleton model, trained on artists' rigs, puts no joint near;
+--template curve keeps them all, --template learned uses that model's joints alone.")]
 pub struct Args {
     /// The mesh to rig (.obj, .glb, .gltf, .fbx); a skeleton or skin in it is ignored.
     pub input: PathBuf,
@@ -47,7 +52,8 @@ pub struct Args {
     #[arg(short, long)]
     pub output: PathBuf,
     /// Skeleton template: detect (humanoid when the shape is a standing humanoid, else auto),
-    /// humanoid (Mixamo-named, retargetable) or auto (any shape).
+    /// humanoid (Mixamo-named, retargetable), auto (any shape), curve (auto without the
+    /// learned model's pruning) or learned (the skeleton model alone).
     #[arg(long, default_value = "detect", value_parser = clap::builder::PossibleValuesParser::new(TEMPLATES))]
     pub template: String,
     /// Skin weights: learned (the trained network), heat (Blender's automatic weights), voxel

@@ -1,7 +1,8 @@
 //! Auto-rigging end to end on a 20k-vertex humanoid (the procedural demo humanoid subdivided,
 //! `rigml_skin::synthetic::large_humanoid`), target ≤ 3 s on the 2-core machine (issue 10):
 //! - `place_detect`: the default placer of `rigml rig` (the humanoid template when the shape is
-//!   a standing humanoid, else the general one), and `place_auto`: the general placer;
+//!   a standing humanoid, else the general one), and `place_auto`: the general placer (the
+//!   curve skeleton guided by the learned skeleton model);
 //! - `place_detect_and_skin_learned`, `place_auto_and_skin_learned`: placement + the learned
 //!   skin, i.e. `rigml rig` without file reading and writing;
 //! - baselines of the same run: the nearest solver on the detected skeleton
@@ -11,7 +12,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rigml_learn::Learned;
-use rigml_rig::{Auto, Detect, SkeletonPlacer};
+use rigml_rig::{Detect, Guided, SkeletonPlacer};
 use rigml_skin::synthetic::large_humanoid;
 use rigml_skin::{Nearest, SkinSolver, SolveOptions};
 use std::hint::black_box;
@@ -23,8 +24,8 @@ fn rig(c: &mut Criterion) {
     let options = SolveOptions::default();
     let learned = Learned::embedded().expect("embedded model");
     let nearest = Nearest::default();
-    let auto = Auto::default();
-    let detect = Detect::default();
+    let auto = Guided::embedded().expect("embedded skeleton model");
+    let detect = Detect::embedded().expect("embedded skeleton model");
     let (template, placed) = detect.choose(&mesh).expect("detect");
     let detected = placed.to_skeleton().expect("skeleton");
     let auto_joints = auto.place(&mesh).expect("place").len();

@@ -1,4 +1,5 @@
-//! The general placer (`--template auto`): a curve skeleton for any shape — quadrupeds, fish,
+//! The curve-skeleton placer (`--template curve`; `--template auto` is [`crate::Guided`], this
+//! with the learned placer's pruning): a curve skeleton for any shape — quadrupeds, fish,
 //! creatures, robots — with no template.
 //!
 //! Steps, each its own module:
@@ -12,6 +13,8 @@
 //!    joints at the chains' bends and evenly between them.
 //! 4. Here: pair left/right joints across the mirror plane, make each pair exactly mirrored,
 //!    and name the joints (`root`, `joint_001`, ..., `joint_007_L` / `joint_007_R`).
+//! 5. With a [`Support`] (the learned placer's joints, see [`crate::Guided`]): [`support`]
+//!    removes the end chains no supporting bone comes near, before naming.
 //!
 //! All lengths are fractions of the longest side of the mesh's bounding box, so the result
 //! does not depend on the file's units.
@@ -19,6 +22,7 @@
 pub mod reeb;
 pub mod simplify;
 pub mod solid;
+pub mod support;
 
 use crate::{check_mesh, PlacedSkeleton, RigError, SkeletonPlacer};
 use glam::Vec3;
@@ -27,10 +31,11 @@ use rigml_geom::Cell;
 use simplify::Joints;
 pub use simplify::Lengths;
 use solid::{Mirror, Solid};
+pub use support::Support;
 
 /// Parameters of [`Auto`]; lengths are fractions of the longest bounding-box side. The
 /// defaults were chosen on the train and val splits (see the crate's tests and the report of
-/// `rigml eval --methods rig-auto`).
+/// `rigml eval --methods rig-curve`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AutoParams {
     /// Voxels along the longest side.
@@ -44,6 +49,12 @@ pub struct AutoParams {
     pub symmetry: f32,
     /// Largest distance between a joint and its partner's mirror image for them to pair.
     pub pair: f32,
+    /// With a [`Support`]: end chains whose joints are on average farther than this from the
+    /// supporting skeleton's bones are removed.
+    pub support_reach: f32,
+    /// When chains were removed, supporting joints farther than this from every remaining bone
+    /// are added (see [`support::prune_unsupported`]).
+    pub support_fill: f32,
 }
 
 impl Default for AutoParams {
@@ -61,6 +72,8 @@ impl Default for AutoParams {
             },
             symmetry: 0.85,
             pair: 0.03,
+            support_reach: 0.08,
+            support_fill: 0.05,
         }
     }
 }
@@ -84,11 +97,15 @@ pub struct AutoDetail {
     pub bridges: usize,
     /// Nodes of the Reeb tree before simplification.
     pub reeb_nodes: usize,
+    /// Joints removed because no supporting bone came near their end chain.
+    pub unsupported: usize,
+    /// Supporting joints added where the removed chains left no bone near.
+    pub filled: usize,
 }
 
 impl SkeletonPlacer for Auto {
     fn name(&self) -> &str {
-        "auto"
+        "curve"
     }
 
     fn place(&self, mesh: &Mesh) -> Result<PlacedSkeleton, RigError> {
@@ -106,6 +123,13 @@ impl Auto {
 
     /// [`SkeletonPlacer::place`] with what was found on the way.
     pub fn place_detail(&self, mesh: &Mesh) -> Result<AutoDetail, RigError> {
+        self.place_supported(mesh, None)
+    }
+
+    /// [`Auto::place_detail`], then, with `support`, without the end chains farther than
+    /// [`AutoParams::support_reach`] from its bones and with its joints where they left a gap
+    /// ([`support::prune_unsupported`]).
+    pub fn place_supported(&self, mesh: &Mesh, support: Option<&Support>) -> Result<AutoDetail, RigError> {
         check_mesh(mesh)?;
         let p = &self.params;
         let (lo, hi) = mesh
@@ -142,10 +166,14 @@ impl Auto {
         let lengths = p.chains.scaled(size);
         let mut joints = simplify::joints(&nodes, &lengths);
         pull_inside(&mut joints.positions, &solid);
-        let pairs = match mirror {
+        let mut pairs = match mirror {
             Some(m) => enforce_symmetry(&mut joints, m, &solid, p.pair * size, 0.5 * lengths.min_bone),
             None => vec![None; joints.positions.len()],
         };
+        let (unsupported, filled) = support.map_or((0, 0), |support| {
+            let (reach, fill) = (p.support_reach * size, p.support_fill * size);
+            support::prune_unsupported(&mut joints, &mut pairs, support, reach, fill)
+        });
         let forward = match mirror.map(|m| m.axis) {
             Some(2) => Vec3::X,
             _ => Vec3::Z,
@@ -158,6 +186,8 @@ impl Auto {
             symmetry_score,
             bridges,
             reeb_nodes: nodes.len(),
+            unsupported,
+            filled,
         })
     }
 }

@@ -1,32 +1,31 @@
 //! The default template: the humanoid placer when the mesh is a standing humanoid, the general
-//! placer for every other shape.
+//! placer ([`Guided`]) for every other shape.
 
-use crate::{Auto, Humanoid, PlacedSkeleton, RigError, SkeletonPlacer};
+use crate::{Guided, Humanoid, PlacedSkeleton, RigError, SkeletonPlacer};
 use rigml_core::Mesh;
 use std::sync::Mutex;
 
 /// Tries [`Humanoid`]; when it refuses the shape (a [`RigError::Placement`]: not a standing
-/// humanoid, legs that never join, ...) places with [`Auto`] instead. Other errors (an empty or
-/// broken mesh) are returned as they are.
+/// humanoid, legs that never join, ...) places with [`Guided`] instead. Other errors (an empty
+/// or broken mesh) are returned as they are.
 #[derive(Debug)]
 pub struct Detect {
     pub humanoid: Humanoid,
-    pub auto: Auto,
+    pub auto: Guided,
     /// The template the last [`SkeletonPlacer::place`] used, reported by `name()`.
     last: Mutex<&'static str>,
 }
 
-impl Default for Detect {
-    fn default() -> Self {
-        Detect {
-            humanoid: Humanoid::default(),
-            auto: Auto::default(),
-            last: Mutex::new("detect"),
-        }
-    }
-}
-
 impl Detect {
+    /// The default humanoid placer and the general one with the embedded skeleton model.
+    pub fn embedded() -> Result<Detect, RigError> {
+        Ok(Detect {
+            humanoid: Humanoid::default(),
+            auto: Guided::embedded()?,
+            last: Mutex::new("detect"),
+        })
+    }
+
     /// The template that fits `mesh` (`"humanoid"` or `"auto"`) and its joints.
     pub fn choose(&self, mesh: &Mesh) -> Result<(&'static str, PlacedSkeleton), RigError> {
         match self.humanoid.place(mesh) {
@@ -57,7 +56,7 @@ mod tests {
 
     #[test]
     fn broken_meshes_are_errors_not_a_fallback() {
-        let detect = Detect::default();
+        let detect = Detect::embedded().unwrap();
         assert_eq!(detect.name(), "detect");
         let mut mesh = Mesh::default();
         assert!(detect.place(&mesh).is_err());

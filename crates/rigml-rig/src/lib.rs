@@ -7,6 +7,7 @@
 
 pub mod auto;
 pub mod detect;
+pub mod guided;
 pub mod humanoid;
 pub mod learned;
 pub mod orient;
@@ -14,6 +15,7 @@ pub mod placed;
 
 pub use auto::{Auto, AutoParams};
 pub use detect::Detect;
+pub use guided::Guided;
 pub use humanoid::{looks_humanoid, Humanoid, HumanoidCheck};
 pub use learned::Learned;
 pub use placed::PlacedSkeleton;

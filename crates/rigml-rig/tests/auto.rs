@@ -8,7 +8,7 @@ use glam::Vec3;
 use rigml_core::Mesh;
 use rigml_eval::skeleton_metrics::{score, JointSet, SkeletonScores};
 use rigml_geom::Bvh;
-use rigml_rig::{Auto, AutoParams, PlacedSkeleton, SkeletonPlacer};
+use rigml_rig::{Auto, AutoParams, Guided, Learned, PlacedSkeleton, SkeletonPlacer};
 
 /// A closed tube of `radius` from `a` to `b` (`around` vertices per ring, capped by fans).
 fn tube(mesh: &mut Mesh, a: Vec3, b: Vec3, radius: f32, rings: usize, around: usize) {
@@ -194,6 +194,49 @@ fn train_quadruped_and_creature_score_under_measured_bounds() {
     }
 }
 
+#[test]
+fn the_learned_model_takes_a_fishs_fins_off_its_curve_skeleton() {
+    // Measured: goldfish (6 artist joints, a straight spine) 39 joints CD-J2J 0.1384 from the
+    // curve skeleton, 10 joints 0.0768 guided; the fox is not pruned at all (0.0469 both).
+    let learned = Learned::embedded().unwrap();
+    let guided = Guided {
+        auto: Auto::default(),
+        learned,
+    };
+    for (id, bound) in [
+        ("quaternius-cute-fish-goldfish", 0.09),
+        ("quaternius-animals-fox", 0.055),
+    ] {
+        let row = common::manifest().into_iter().find(|r| r.id() == id).unwrap();
+        assert_eq!(row.get("split"), "train");
+        let character = rigml_io::load(&row.path()).unwrap();
+        let curve = Auto::default().place(&character.mesh).unwrap();
+        let detail = guided.place_detail(&character.mesh).unwrap();
+        detail.skeleton.validate().unwrap();
+        let (before, after) = (
+            scores(&character, &curve).cd_j2j,
+            scores(&character, &detail.skeleton).cd_j2j,
+        );
+        assert!(after < bound, "{id}: CD-J2J {after} >= {bound}");
+        if id.contains("fish") {
+            assert!(
+                detail.unsupported > 20 && after < before - 0.03,
+                "{id}: {detail:?} {before} -> {after}"
+            );
+        } else {
+            assert_eq!(detail.skeleton, curve, "{id}: nothing to prune");
+        }
+        // Names stay unique and mirrored pairs complete.
+        for name in detail.skeleton.names.iter().filter(|n| n.ends_with("_L")) {
+            let partner = format!("{}_R", name.trim_end_matches("_L"));
+            assert!(
+                detail.skeleton.names.contains(&partner),
+                "{id}: {name} without {partner}"
+            );
+        }
+    }
+}
+
 /// CD-J2J against the artist's joints that carry skin weight (pole targets and other control
 /// joints left out; not a METRICS.md number).
 fn deforming_cd(character: &rigml_core::Character, placed: &PlacedSkeleton) -> f32 {
@@ -257,7 +300,8 @@ fn dump(character: &rigml_core::Character, placed: &PlacedSkeleton) {
 /// With `RIGML_SKIP_HUMANOIDS=1` only the shapes the default template sends to the general
 /// placer (those the humanoid placer refuses) are scored; `RIGML_DEFORMING=1` also prints
 /// CD-J2J against the artist's joints that carry skin weight (without IK pole targets and other
-/// controls: a diagnostic, not a METRICS.md number); `RIGML_DUMP=ID` lists that asset's joints.
+/// controls: a diagnostic, not a METRICS.md number); `RIGML_DUMP=ID` lists that asset's joints;
+/// `RIGML_GUIDED=1` places with [`Guided`] (these parameters, the embedded skeleton model).
 #[test]
 #[ignore]
 fn sweep() {
@@ -277,12 +321,18 @@ fn sweep() {
                 "tip_trim" => params.chains.tip_trim = x,
                 "symmetry" => params.symmetry = x,
                 "pair" => params.pair = x,
+                "support_reach" => params.support_reach = x,
+                "support_fill" => params.support_fill = x,
                 _ => panic!("unknown parameter {k}"),
             }
         }
     }
     let splits = std::env::var("RIGML_SPLITS").unwrap_or_else(|_| "train,val".into());
     let auto = Auto { params };
+    let guided = std::env::var_os("RIGML_GUIDED").map(|_| Guided {
+        auto,
+        learned: Learned::embedded().unwrap(),
+    });
     let skip_humanoids = std::env::var_os("RIGML_SKIP_HUMANOIDS").is_some();
     let mut by_split: std::collections::BTreeMap<String, Vec<(f64, f64)>> = Default::default();
     for row in common::manifest() {
@@ -301,7 +351,11 @@ fn sweep() {
             continue;
         }
         let started = std::time::Instant::now();
-        match auto.place_detail(&character.mesh) {
+        let placed = match &guided {
+            Some(g) => g.place_detail(&character.mesh),
+            None => auto.place_detail(&character.mesh),
+        };
+        match placed {
             Ok(d) => {
                 let s = scores(&character, &d.skeleton);
                 if std::env::var_os("RIGML_DEFORMING").is_some() {
@@ -311,7 +365,7 @@ fn sweep() {
                     dump(&character, &d.skeleton);
                 }
                 println!(
-                    "{:45} {:5} {:8.4} {:8.4} {:8.4} {:4} joints (gt {:3}) sym {:.2}{} bridges {} {:.2}s",
+                    "{:45} {:5} {:8.4} {:8.4} {:8.4} {:4} joints (gt {:3}) sym {:.2}{} bridges {} pruned {} filled {} {:.2}s",
                     row.id(),
                     row.get("split"),
                     s.cd_j2j,
@@ -322,6 +376,8 @@ fn sweep() {
                     d.symmetry_score,
                     if d.mirror.is_some() { "*" } else { " " },
                     d.bridges,
+                    d.unsupported,
+                    d.filled,
                     started.elapsed().as_secs_f64()
                 );
                 by_split
