@@ -65,9 +65,9 @@ pub struct Args {
     /// Most vertices sampled per character (and per re-posed copy).
     #[arg(long, default_value_t = 3000)]
     pub max_vertices: usize,
-    /// Re-posed copies of every training character (pose augmentation).
-    #[arg(long, default_value_t = 1)]
-    pub posed_copies: usize,
+    /// Re-posed copies of every training character (pose augmentation; at most 16).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=16))]
+    pub posed_copies: u16,
     /// Stretched copies of every training character: mesh and joints scaled along each axis by
     /// up to 1.25x either way, weights kept (proportion augmentation; at most 16).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=16))]
@@ -387,7 +387,7 @@ fn train_member(
 ) -> Result<(Run, ModelFile)> {
     let options = SampleOptions {
         max_vertices: args.max_vertices,
-        posed_copies: args.posed_copies,
+        posed_copies: usize::from(args.posed_copies),
         stretched_copies: usize::from(args.stretched_copies),
         seed: config.seed,
     };

@@ -105,6 +105,9 @@ fn resuming_an_ensemble_is_refused_before_any_work() {
     let o = train(dir.path(), "-o m.safetensors --stretched-copies 17");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--stretched-copies"), "{}", stderr(&o));
+    let o = train(dir.path(), "-o m.safetensors --posed-copies 100000");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--posed-copies"), "{}", stderr(&o));
     assert!(!dir.path().join("m.safetensors").exists());
 }
 
