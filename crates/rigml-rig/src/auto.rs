@@ -55,6 +55,10 @@ pub struct AutoParams {
     /// When chains were removed, supporting joints farther than this from every remaining bone
     /// are added (see [`support::prune_unsupported`]).
     pub support_fill: f32,
+    /// The pruning applies only when it removes at least this share of the joints: a model
+    /// that disagrees with a few chains only is more likely missing a thin part (a tail, ears)
+    /// than seeing parts artists leave unrigged.
+    pub support_share: f32,
 }
 
 impl Default for AutoParams {
@@ -74,6 +78,7 @@ impl Default for AutoParams {
             pair: 0.03,
             support_reach: 0.08,
             support_fill: 0.05,
+            support_share: 0.25,
         }
     }
 }
@@ -172,7 +177,7 @@ impl Auto {
         };
         let (unsupported, filled) = support.map_or((0, 0), |support| {
             let (reach, fill) = (p.support_reach * size, p.support_fill * size);
-            support::prune_unsupported(&mut joints, &mut pairs, support, reach, fill)
+            support::prune_unsupported(&mut joints, &mut pairs, support, reach, fill, p.support_share)
         });
         let forward = match mirror.map(|m| m.axis) {
             Some(2) => Vec3::X,

@@ -5,6 +5,8 @@
 //! that placer's skeleton is removed; mirrored chains are judged together, so the result stays
 //! symmetric. Where a removed chain passed through a part the learned skeleton does rig (the
 //! lantern chain runs through the angler's head), that skeleton's joints there fill the gap.
+//! The learned placer misses thin parts artists do rig (quadrupeds' tails and ears), so a
+//! pruning that would remove only a few chains is not applied at all.
 
 use super::simplify::Joints;
 use glam::Vec3;
@@ -62,7 +64,9 @@ fn segment_distance(p: Vec3, a: Vec3, b: Vec3) -> f32 {
 /// bones, again and again until every end chain is supported (a removed chain can leave its
 /// branch joint as a new tip). A joint's distance is averaged with its mirror partner's
 /// (`partners`), so mirrored chains go together. At least three joints (the root and a chain
-/// from it) always stay. Then each supporting joint within `reach` of a removed joint and
+/// from it) always stay. When that removes less than `least_share` of the joints, nothing is
+/// removed (the support likely misses a thin part the shape really has: a cow's tail, a husky's
+/// ears). Otherwise each supporting joint within `reach` of a removed joint and
 /// farther than `fill` from every remaining bone is added as a child of the nearest joint
 /// (unpaired): the part a removed chain ran through keeps a joint where the support has one.
 /// Returns how many joints were removed and how many added; `partners` follows the joints.
@@ -72,10 +76,12 @@ pub fn prune_unsupported(
     support: &Support,
     reach: f32,
     fill: f32,
+    least_share: f32,
 ) -> (usize, usize) {
     if support.is_empty() {
         return (0, 0);
     }
+    let (before, before_partners) = (joints.clone(), partners.clone());
     let mut gone = Vec::new();
     while let Some(removed) = unsupported_chains(joints, partners, support, reach) {
         let mut alive = vec![true; joints.positions.len()];
@@ -85,7 +91,9 @@ pub fn prune_unsupported(
         }
         keep(joints, partners, &alive);
     }
-    if gone.is_empty() {
+    if gone.is_empty() || (gone.len() as f32) < least_share * before.positions.len() as f32 {
+        *joints = before;
+        *partners = before_partners;
         return (0, 0);
     }
     let kept = Support::new(&joints.positions, &joints.parents);
@@ -209,7 +217,7 @@ mod tests {
         // The support is the trunk only: both arms go, the trunk stays.
         let support = Support::new(&[Vec3::ZERO, Vec3::new(0.0, 3.0, 0.0)], &[None, Some(0)]);
         assert_eq!(
-            prune_unsupported(&mut joints, &mut partners, &support, 0.5, 0.5),
+            prune_unsupported(&mut joints, &mut partners, &support, 0.5, 0.5, 0.0),
             (4, 0)
         );
         assert_eq!(joints.positions.len(), 4);
@@ -227,7 +235,7 @@ mod tests {
             &[None, Some(0), Some(1), Some(1)],
         );
         assert_eq!(
-            prune_unsupported(&mut joints, &mut partners, &support, 0.5, 0.5),
+            prune_unsupported(&mut joints, &mut partners, &support, 0.5, 0.5, 0.0),
             (0, 0)
         );
         assert_eq!(joints.positions.len(), 8);
@@ -244,7 +252,7 @@ mod tests {
         );
         for (reach, left) in [(1.0, 8), (0.5, 4)] {
             let (mut joints, mut partners) = trunk_with_arms();
-            prune_unsupported(&mut joints, &mut partners, &support, reach, 1000.0);
+            prune_unsupported(&mut joints, &mut partners, &support, reach, 1000.0, 0.0);
             assert_eq!(joints.positions.len(), left, "reach {reach}");
         }
     }
@@ -253,14 +261,32 @@ mod tests {
     fn no_support_prunes_nothing_and_the_root_always_stays() {
         let (mut joints, mut partners) = trunk_with_arms();
         assert_eq!(
-            prune_unsupported(&mut joints, &mut partners, &Support::default(), 0.1, 0.1),
+            prune_unsupported(&mut joints, &mut partners, &Support::default(), 0.1, 0.1, 0.0),
             (0, 0)
         );
         let far = Support::new(&[Vec3::splat(100.0)], &[None]);
-        let (removed, _) = prune_unsupported(&mut joints, &mut partners, &far, 0.1, 1000.0);
+        let (removed, _) = prune_unsupported(&mut joints, &mut partners, &far, 0.1, 1000.0, 0.0);
         assert_eq!(joints.positions.len(), 8 - removed);
         assert!(joints.positions.len() >= 3, "root and a bone stay");
         assert_eq!(joints.parents[0], None);
+    }
+
+    #[test]
+    fn a_pruning_of_too_small_a_share_is_not_applied() {
+        // The trunk-only support would remove both arms: 4 of 8 joints, half.
+        let support = Support::new(&[Vec3::ZERO, Vec3::new(0.0, 3.0, 0.0)], &[None, Some(0)]);
+        let (mut joints, mut partners) = trunk_with_arms();
+        let (original, original_partners) = (joints.clone(), partners.clone());
+        assert_eq!(
+            prune_unsupported(&mut joints, &mut partners, &support, 0.5, 0.5, 0.6),
+            (0, 0)
+        );
+        assert_eq!((joints, partners), (original, original_partners));
+        let (mut joints, mut partners) = trunk_with_arms();
+        assert_eq!(
+            prune_unsupported(&mut joints, &mut partners, &support, 0.5, 0.5, 0.5),
+            (4, 0)
+        );
     }
 
     #[test]
@@ -275,7 +301,7 @@ mod tests {
         );
         let (mut joints, mut partners) = trunk_with_arms();
         assert_eq!(
-            prune_unsupported(&mut joints, &mut partners, &support, 0.5, 0.5),
+            prune_unsupported(&mut joints, &mut partners, &support, 0.5, 0.5, 0.0),
             (4, 1)
         );
         assert_eq!(joints.positions[4], Vec3::new(1.2, 2.3, 0.0));
@@ -295,7 +321,7 @@ mod tests {
         );
         let (mut joints, mut partners) = trunk_with_arms();
         assert_eq!(
-            prune_unsupported(&mut joints, &mut partners, &support, 0.5, 0.5),
+            prune_unsupported(&mut joints, &mut partners, &support, 0.5, 0.5, 0.0),
             (0, 0)
         );
     }
