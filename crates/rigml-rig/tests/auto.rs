@@ -303,7 +303,8 @@ fn dump(character: &rigml_core::Character, placed: &PlacedSkeleton) {
 /// placer (those the humanoid placer refuses) are scored; `RIGML_DEFORMING=1` also prints
 /// CD-J2J against the artist's joints that carry skin weight (without IK pole targets and other
 /// controls: a diagnostic, not a METRICS.md number); `RIGML_DUMP=ID` lists that asset's joints;
-/// `RIGML_GUIDED=1` places with [`Guided`] (these parameters, the embedded skeleton model).
+/// `RIGML_GUIDED=1` places with [`Guided`] (these parameters, the embedded skeleton model;
+/// `RIGML_MIN_MASS=X` changes that model's clustering threshold `min_mass`).
 #[test]
 #[ignore]
 fn sweep() {
@@ -337,7 +338,6 @@ fn sweep() {
         if let Some(x) = std::env::var("RIGML_MIN_MASS").ok().and_then(|s| s.parse().ok()) {
             predictor.settings.min_mass = x;
         }
-        eprintln!("support settings {:?}", predictor.settings);
         Guided {
             auto,
             learned: Learned::new(predictor),
