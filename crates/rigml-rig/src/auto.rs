@@ -14,7 +14,8 @@
 //! 4. Here: pair left/right joints across the mirror plane, make each pair exactly mirrored,
 //!    and name the joints (`root`, `joint_001`, ..., `joint_007_L` / `joint_007_R`).
 //! 5. With a [`Support`] (the learned placer's joints, see [`crate::Guided`]): [`support`]
-//!    removes the end chains no supporting bone comes near, before naming.
+//!    removes the end chains no supporting bone comes near, when they are a large enough share
+//!    of the joints, before naming.
 //!
 //! All lengths are fractions of the longest side of the mesh's bounding box, so the result
 //! does not depend on the file's units.
@@ -179,6 +180,10 @@ impl Auto {
             let (reach, fill) = (p.support_reach * size, p.support_fill * size);
             support::prune_unsupported(&mut joints, &mut pairs, support, reach, fill, p.support_share)
         });
+        if filled > 0 {
+            // The supporting joints come from another placer: make sure they are inside too.
+            pull_inside(&mut joints.positions, &solid);
+        }
         let forward = match mirror.map(|m| m.axis) {
             Some(2) => Vec3::X,
             _ => Vec3::Z,

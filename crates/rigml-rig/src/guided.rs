@@ -6,7 +6,7 @@
 //! skeleton's joints, kept where the learned skeleton agrees that a limb is there, when the two
 //! disagree about a large share of the joints (see [`crate::auto::support`]). On val this takes
 //! the anglerfish from 38 joints in its fins and lantern to a 12-joint body, CD-J2J 0.111 →
-//! 0.064, and changes no other non-humanoid (`rigml eval --split val --methods
+//! 0.065, and changes no other non-humanoid (`rigml eval --split val --methods
 //! rig-auto,rig-curve`).
 
 use crate::auto::{AutoDetail, Support};
