@@ -2,7 +2,8 @@
 //! `rigml_skin::synthetic::large_humanoid`), target ≤ 3 s on the 2-core machine (issue 10):
 //! - `place_detect`: the default placer of `rigml rig` (the humanoid template when the shape is
 //!   a standing humanoid, else the general one), and `place_auto`: the general placer (the
-//!   curve skeleton guided by the learned skeleton model);
+//!   curve skeleton guided by the learned skeleton model), beside `baseline_place_curve` (the
+//!   curve skeleton alone, to read off the guidance's share);
 //! - `place_detect_and_skin_learned`, `place_auto_and_skin_learned`: placement + the learned
 //!   skin, i.e. `rigml rig` without file reading and writing;
 //! - baselines of the same run: the nearest solver on the detected skeleton
@@ -12,7 +13,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rigml_learn::Learned;
-use rigml_rig::{Detect, Guided, SkeletonPlacer};
+use rigml_rig::{Auto, Detect, Guided, SkeletonPlacer};
 use rigml_skin::synthetic::large_humanoid;
 use rigml_skin::{Nearest, SkinSolver, SolveOptions};
 use std::hint::black_box;
@@ -48,6 +49,10 @@ fn rig(c: &mut Criterion) {
     );
     group.bench_function("place_auto", |b| {
         b.iter(|| black_box(auto.place(&mesh).expect("place")))
+    });
+    let curve = Auto::default();
+    group.bench_function("baseline_place_curve", |b| {
+        b.iter(|| black_box(curve.place(&mesh).expect("place")))
     });
     group.bench_function(format!("place_auto_and_skin_learned_{auto_joints}_joints"), |b| {
         b.iter(|| black_box(rigml_rig::rig("bench", mesh.clone(), &auto, &learned, &options).expect("rig")))

@@ -136,6 +136,13 @@ impl Auto {
     /// [`AutoParams::support_reach`] from its bones and with its joints where they left a gap
     /// ([`support::prune_unsupported`]).
     pub fn place_supported(&self, mesh: &Mesh, support: Option<&Support>) -> Result<AutoDetail, RigError> {
+        self.finish(self.curve(mesh)?, support)
+    }
+
+    /// The first part of [`Auto::place_supported`], which needs no support: the curve
+    /// skeleton's joints, paired across the mirror plane, not yet named (so that a caller can
+    /// compute the support at the same time).
+    pub fn curve(&self, mesh: &Mesh) -> Result<Curve, RigError> {
         check_mesh(mesh)?;
         let p = &self.params;
         let (lo, hi) = mesh
@@ -172,10 +179,35 @@ impl Auto {
         let lengths = p.chains.scaled(size);
         let mut joints = simplify::joints(&nodes, &lengths);
         pull_inside(&mut joints.positions, &solid);
-        let mut pairs = match mirror {
+        let pairs = match mirror {
             Some(m) => enforce_symmetry(&mut joints, m, &solid, p.pair * size, 0.5 * lengths.min_bone),
             None => vec![None; joints.positions.len()],
         };
+        Ok(Curve {
+            solid,
+            size,
+            joints,
+            pairs,
+            mirror,
+            symmetry_score,
+            bridges,
+            reeb_nodes: nodes.len(),
+        })
+    }
+
+    /// The second part of [`Auto::place_supported`]: prune with `support`, name the joints.
+    pub fn finish(&self, curve: Curve, support: Option<&Support>) -> Result<AutoDetail, RigError> {
+        let p = &self.params;
+        let Curve {
+            solid,
+            size,
+            mut joints,
+            mut pairs,
+            mirror,
+            symmetry_score,
+            bridges,
+            reeb_nodes,
+        } = curve;
         let (unsupported, filled) = support.map_or((0, 0), |support| {
             let (reach, fill) = (p.support_reach * size, p.support_fill * size);
             support::prune_unsupported(&mut joints, &mut pairs, support, reach, fill, p.support_share)
@@ -195,11 +227,25 @@ impl Auto {
             mirror: mirror.map(|m| (m.axis, m.plane(&solid.grid))),
             symmetry_score,
             bridges,
-            reeb_nodes: nodes.len(),
+            reeb_nodes,
             unsupported,
             filled,
         })
     }
+}
+
+/// The curve skeleton of a mesh before pruning and naming ([`Auto::curve`]).
+#[derive(Debug)]
+pub struct Curve {
+    solid: Solid,
+    /// Longest side of the mesh's bounding box.
+    size: f32,
+    joints: Joints,
+    pairs: Vec<Option<usize>>,
+    mirror: Option<Mirror>,
+    symmetry_score: f32,
+    bridges: usize,
+    reeb_nodes: usize,
 }
 
 /// Move joints that are not in an interior voxel (chain points on the surface layer, e.g. at

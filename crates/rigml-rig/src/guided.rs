@@ -29,15 +29,16 @@ impl Guided {
         })
     }
 
-    /// [`SkeletonPlacer::place`] with what the curve skeleton found on the way. When the learned
-    /// placer finds no joint at all, nothing is removed.
+    /// [`SkeletonPlacer::place`] with what the curve skeleton found on the way. The two placers
+    /// run at the same time. When the learned placer finds no joint at all, nothing is removed.
     pub fn place_detail(&self, mesh: &Mesh) -> Result<AutoDetail, RigError> {
-        let support = match self.learned.place(mesh) {
+        let (curve, learned) = rayon::join(|| self.auto.curve(mesh), || self.learned.place(mesh));
+        let support = match learned {
             Ok(learned) => Some(Support::new(&learned.heads, &learned.parents)),
             Err(RigError::Placement { .. }) => None,
             Err(other) => return Err(other),
         };
-        self.auto.place_supported(mesh, support.as_ref())
+        self.auto.finish(curve?, support.as_ref())
     }
 }
 
