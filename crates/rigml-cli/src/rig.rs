@@ -42,9 +42,10 @@ Examples:
 The default template (detect) uses the humanoid template when the mesh is a standing humanoid
 (T- or A-pose) and the general one otherwise. The general template (auto) finds a curve
 skeleton of any shape: joints at the centres of the limbs' cross-sections, left/right pairs
-named _L/_R when the mesh is mirror symmetric. It drops the end chains (fins, lanterns,
-spikes) that the learned skeleton model, trained on artists' rigs, puts no joint near;
---template curve keeps them all, --template learned uses that model's joints alone.")]
+named _L/_R when the mesh is mirror symmetric. When the learned skeleton model, trained on
+artists' rigs, puts no joint near a quarter or more of it (fins, lanterns, spikes), those end
+chains are dropped; --template curve keeps them all, --template learned uses that model's
+joints alone.")]
 pub struct Args {
     /// The mesh to rig (.obj, .glb, .gltf, .fbx); a skeleton or skin in it is ignored.
     pub input: PathBuf,
