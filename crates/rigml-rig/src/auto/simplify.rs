@@ -59,11 +59,17 @@ fn children_of(parents: &[Option<usize>], alive: &[bool]) -> Vec<Vec<usize>> {
     children
 }
 
+/// Short branches reaching at least this share of the farthest one's reach tie with it; a tie
+/// among short branches keeps none of them (on val the stag's antlers: one was kept, making its
+/// head chain lopsided).
+pub const TIE: f32 = 0.97;
+
 /// Remove side subtrees that do not reach far enough out of the part they leave. Going down
 /// from the root, at every node with several children, a child's subtree whose farthest node
 /// is closer to the junction than `min_branch + thickness · radius(junction)` is removed (the
-/// farthest-reaching child always stays). The radius term removes the branches a level set
-/// makes at the rim of a thick part; `min_branch` removes bumps.
+/// farthest-reaching child always stays, unless others reach as far: see [`TIE`]). The radius
+/// term removes the branches a level set makes at the rim of a thick part; `min_branch`
+/// removes bumps.
 pub fn prune(nodes: &[Node], min_branch: f32, thickness: f32) -> Vec<bool> {
     let n = nodes.len();
     let parents = parents_of(nodes);
@@ -89,7 +95,10 @@ pub fn prune(nodes: &[Node], min_branch: f32, thickness: f32) -> Vec<bool> {
             .collect();
         let keep = reach.iter().map(|r| r.1).fold(0.0f32, f32::max);
         let limit = min_branch + thickness * nodes[p].radius;
-        let mut kept_longest = false;
+        // When every branch is short and two or more tie for the farthest (a mirrored fork: a
+        // stag's antlers), keeping one would make the skeleton lopsided: keep none.
+        let tied = reach.iter().filter(|r| r.1 >= TIE * keep).count() > 1;
+        let mut kept_longest = keep < limit && tied;
         for &(c, far) in &reach {
             if far >= limit || (far == keep && !kept_longest) {
                 kept_longest |= far == keep;
@@ -310,6 +319,22 @@ mod tests {
             (pts[0].x - 0.25).abs() < 1e-5 && (pts[3].x - 1.0).abs() < 1e-5,
             "{pts:?}"
         );
+    }
+
+    #[test]
+    fn a_short_mirrored_fork_keeps_neither_branch_a_lone_short_tip_stays() {
+        // Trunk 0-1 along y ending in two short mirrored branches (2, 3): neither stays.
+        let fork = vec![
+            node(Vec3::ZERO, None),
+            node(Vec3::Y, Some(0)),
+            node(Vec3::new(0.2, 1.2, 0.0), Some(1)),
+            node(Vec3::new(-0.2, 1.2, 0.0), Some(1)),
+        ];
+        assert_eq!(prune(&fork, 0.5, 1.0), vec![true, true, false, false]);
+        // One of them clearly longer: it stays as the trunk's tip.
+        let mut uneven = fork.clone();
+        uneven[3].position = Vec3::new(-0.1, 1.1, 0.0);
+        assert_eq!(prune(&uneven, 0.5, 1.0), vec![true, true, true, false]);
     }
 
     #[test]
