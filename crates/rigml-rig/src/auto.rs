@@ -129,19 +129,12 @@ impl Auto {
 
     /// [`SkeletonPlacer::place`] with what was found on the way.
     pub fn place_detail(&self, mesh: &Mesh) -> Result<AutoDetail, RigError> {
-        self.place_supported(mesh, None)
+        self.finish(self.curve(mesh)?, None)
     }
 
-    /// [`Auto::place_detail`], then, with `support`, without the end chains farther than
-    /// [`AutoParams::support_reach`] from its bones and with its joints where they left a gap
-    /// ([`support::prune_unsupported`]).
-    pub fn place_supported(&self, mesh: &Mesh, support: Option<&Support>) -> Result<AutoDetail, RigError> {
-        self.finish(self.curve(mesh)?, support)
-    }
-
-    /// The first part of [`Auto::place_supported`], which needs no support: the curve
-    /// skeleton's joints, paired across the mirror plane, not yet named (so that a caller can
-    /// compute the support at the same time).
+    /// The first part of placing, which needs no support: the curve skeleton's joints, paired
+    /// across the mirror plane, not yet named (so that a caller can compute a [`Support`] at
+    /// the same time and pass it to [`Auto::finish`]).
     pub fn curve(&self, mesh: &Mesh) -> Result<Curve, RigError> {
         check_mesh(mesh)?;
         let p = &self.params;
@@ -195,7 +188,9 @@ impl Auto {
         })
     }
 
-    /// The second part of [`Auto::place_supported`]: prune with `support`, name the joints.
+    /// The second part of placing: with `support`, remove the end chains farther than
+    /// [`AutoParams::support_reach`] from its bones and add its joints where they left a gap
+    /// ([`support::prune_unsupported`]); then name the joints.
     pub fn finish(&self, curve: Curve, support: Option<&Support>) -> Result<AutoDetail, RigError> {
         let p = &self.params;
         let Curve {

@@ -95,13 +95,14 @@ pub fn prune(nodes: &[Node], min_branch: f32, thickness: f32) -> Vec<bool> {
             .collect();
         let keep = reach.iter().map(|r| r.1).fold(0.0f32, f32::max);
         let limit = min_branch + thickness * nodes[p].radius;
-        // When every branch is short and two or more tie for the farthest (a mirrored fork: a
-        // stag's antlers), keeping one would make the skeleton lopsided: keep none.
+        // One farthest-reaching child stays, unless every branch is short and two or more tie
+        // for the farthest (a mirrored fork: a stag's antlers), where keeping one would make
+        // the skeleton lopsided.
         let tied = reach.iter().filter(|r| r.1 >= TIE * keep).count() > 1;
-        let mut kept_longest = keep < limit && tied;
+        let mut keep_farthest = !(keep < limit && tied);
         for &(c, far) in &reach {
-            if far >= limit || (far == keep && !kept_longest) {
-                kept_longest |= far == keep;
+            if far >= limit || (far == keep && keep_farthest) {
+                keep_farthest &= far != keep;
                 continue;
             }
             stack.push(c);

@@ -45,19 +45,9 @@ impl Support {
     pub fn distance(&self, p: Vec3) -> f32 {
         self.segments
             .iter()
-            .map(|&(a, b)| segment_distance(p, a, b))
+            .map(|&(a, b)| rigml_geom::segment_distance(p, a, b))
             .fold(f32::INFINITY, f32::min)
     }
-}
-
-fn segment_distance(p: Vec3, a: Vec3, b: Vec3) -> f32 {
-    let ab = b - a;
-    let t = if ab.length_squared() > 0.0 {
-        ((p - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    p.distance(a + t * ab)
 }
 
 /// Remove the end chains whose joints are on average farther than `reach` from `support`'s
