@@ -35,7 +35,8 @@ pub fn placer(template: &str) -> Result<Box<dyn SkeletonPlacer + Send>> {
 #[command(after_help = "\
 Examples:
   rigml rig creature.obj -o creature.glb
-  rigml rig Wolf.glb --skin heat -o wolf-rigged.glb         (the file's own skeleton is ignored)
+  rigml rig Wolf.glb --skin heat -o wolf-rigged.glb         (the file's own skeleton is ignored;
+                                                             the rig shows the mesh where it did)
   rigml rig scan.obj --template humanoid -o scan.glb        (Mixamo names; fingers if modelled)
   rigml rig robot.fbx --template auto --max-influences 4 -o robot.glb --force
   rigml rig creature.obj -o creature.glb --json             (joints and seconds per stage)
@@ -90,6 +91,9 @@ pub fn run(args: &Args) -> Result<String> {
     let started = Instant::now();
     let loaded = rigml_io::load(&args.input)?;
     let had_skeleton = !loaded.skeleton.is_empty();
+    // Where the file shows its mesh (a whole-character transform kept in its skeleton, which
+    // the new skeleton replaces): the rig is put there too.
+    let placement = rigml_rig::scene::shown_placement(&loaded);
     let name = args
         .input
         .file_stem()
@@ -125,7 +129,10 @@ pub fn run(args: &Args) -> Result<String> {
     )
     .map_err(|e| anyhow!("{}: {e}", args.input.display()));
     bar.finish_and_clear();
-    let character = rigged?;
+    let mut character = rigged?;
+    if let Some(m) = placement {
+        rigml_rig::scene::place_in_scene(&mut character.skeleton, m);
+    }
     let stage_s = |from: Stage, to: Stage| {
         let at = |s: Stage| marks.iter().find(|m| m.0 == s).map(|m| m.1);
         at(from).zip(at(to)).map_or(0.0, |(a, b)| (b - a).as_secs_f64())
@@ -149,6 +156,15 @@ pub fn run(args: &Args) -> Result<String> {
             "joint_names": character.skeleton.names,
             "max_influences": influences,
             "input_skeleton_ignored": had_skeleton,
+            "placement": placement.map(|m| {
+                let (scale, axis, angle, translation) = describe(m);
+                serde_json::json!({
+                    "scale": scale,
+                    "rotation_axis": axis,
+                    "rotation_degrees": angle,
+                    "translation": translation,
+                })
+            }),
             "seconds": {
                 "load": load_s,
                 "place": place_s,
@@ -167,6 +183,15 @@ pub fn run(args: &Args) -> Result<String> {
             args.input.display()
         );
     }
+    if let Some(m) = placement {
+        let (scale, [ax, ay, az], angle, [x, y, z]) = describe(m);
+        let _ = writeln!(
+            out,
+            "note: the file shows its mesh scaled {scale:.4}x, turned {angle:.1} degrees about \
+             ({ax:.2}, {ay:.2}, {az:.2}) and moved by ({x:.4}, {y:.4}, {z:.4}); the rig's root \
+             carries that, so the rigged mesh shows where the input's did"
+        );
+    }
     let _ = writeln!(
         out,
         "{}: {} joints placed ({}) in {place_s:.2} s, {} weights for {vertices} vertices in {skin_s:.2} s \
@@ -178,4 +203,17 @@ pub fn run(args: &Args) -> Result<String> {
     );
     let _ = writeln!(out, "wrote {} ({total_s:.2} s in all)", args.output.display());
     Ok(out)
+}
+
+/// A similarity's uniform scale, rotation (axis and angle in degrees, at most 180) and
+/// translation, for the report.
+fn describe(m: glam::Mat4) -> (f32, [f32; 3], f32, [f32; 3]) {
+    let (scale, rotation, translation) = m.to_scale_rotation_translation();
+    let (axis, angle) = rotation.to_axis_angle();
+    let (axis, angle) = if angle > std::f32::consts::PI {
+        (-axis, std::f32::consts::TAU - angle)
+    } else {
+        (axis, angle)
+    };
+    (scale.x, axis.to_array(), angle.to_degrees(), translation.to_array())
 }

@@ -1,7 +1,9 @@
 //! Blender as a client of the GLBs rigml writes: `rigml demo`, `rigml convert` of real
 //! characters (GLB and FBX sources, with and without clips) and `rigml skin` output are imported
 //! with Blender's own glTF importer (bpy) by `tools/blender/import_check.py`, which checks for
-//! exceptions, importer warnings, vertex, bone and weighted-vertex counts and one action per clip.
+//! exceptions, importer warnings, vertex, bone and weighted-vertex counts and one action per clip;
+//! for a `rigml rig` of a Quaternius character, also that Blender shows the rigged mesh where it
+//! shows the source (same bounding box).
 //!
 //! Runs only when `RIGML_BPY` names a Python that has `bpy` (bpy==5.0.1 is ~400 MB; see
 //! tools/blender/README.md; `.ci/run` installs it). Without it the test fails when `CI` is set
@@ -75,6 +77,15 @@ fn write_glbs(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// A Quaternius character (Blender's export: vertices stored Z-up under an armature turned
+/// and scaled 100x) auto-rigged: Blender must show it where it shows the source.
+fn write_placed_rig(dir: &Path) -> (PathBuf, PathBuf) {
+    let source = common::asset("quaternius-modular-men-king");
+    let out = dir.join("king-rigged.glb");
+    rigml(&["rig".as_ref(), source.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    (out, source)
+}
+
 #[test]
 fn blender_imports_our_glbs_cleanly() {
     let Some(python) = std::env::var_os("RIGML_BPY") else {
@@ -88,14 +99,21 @@ fn blender_imports_our_glbs_cleanly() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let files = write_glbs(dir.path());
+    let mut files = write_glbs(dir.path());
+    let (placed, source) = write_placed_rig(dir.path());
+    let mut args: Vec<std::ffi::OsString> = files.iter().map(|f| f.clone().into_os_string()).collect();
+    let mut spec = placed.clone().into_os_string();
+    spec.push("=");
+    spec.push(&source);
+    args.push(spec);
+    files.push(placed.clone());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/blender/import_check.py");
     let o = Command::new(&python)
         .arg(&script)
         .arg("--json")
         .arg("--rigml")
         .arg(env!("CARGO_BIN_EXE_rigml"))
-        .args(&files)
+        .args(&args)
         .output()
         .unwrap_or_else(|e| panic!("{}: {e}", Path::new(&python).display()));
     let stdout = String::from_utf8_lossy(&o.stdout);
@@ -117,6 +135,14 @@ fn blender_imports_our_glbs_cleanly() {
                 "{}: check {name}: {}",
                 file.display(),
                 checks.get(name).unwrap_or(&Value::Null)
+            );
+        }
+        if *file == placed {
+            assert_eq!(
+                checks.get("source_bbox").and_then(Value::as_str),
+                Some("ok"),
+                "{}: shown where the source is shown: {stdout}",
+                file.display()
             );
         }
         assert_eq!(result["pass"], Value::Bool(true), "{stdout}");

@@ -25,6 +25,7 @@ fn rig_a_bare_obj_into_a_skinned_glb_and_refuse_to_clobber() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["template"], "auto");
     assert_eq!(v["skin"], "learned");
+    assert_eq!(v["placement"], Value::Null, "an OBJ is stored where it is shown");
     assert!(v["seconds"]["place"].as_f64().unwrap() > 0.0);
     let rigged = rigml_io::load(&dir.path().join("trex.glb")).unwrap();
     let joints = rigged.skeleton.joint_count();
@@ -53,6 +54,35 @@ fn rig_a_bare_obj_into_a_skinned_glb_and_refuse_to_clobber() {
     );
     assert_ok(&o);
     assert!(run::stdout(&o).contains("joints placed (auto)"), "{}", run::stdout(&o));
+}
+
+/// The mesh as the file shows it: skinned by its rest pose.
+fn shown(c: &rigml_core::Character) -> Vec<glam::Vec3> {
+    let m = rigml_core::skinning_matrices(&c.skeleton, &rigml_core::Pose::rest(&c.skeleton)).unwrap();
+    rigml_core::lbs(&c.mesh.positions, c.skin.as_ref().unwrap(), &m)
+}
+
+#[test]
+fn rig_shows_the_mesh_where_the_input_file_did() {
+    // Blender's export of a Quaternius character: Z-up vertices under an armature turned -90°
+    // about X and scaled 100x. The rigged file must not come out 1/100 the size, on its back.
+    let dir = tempfile::tempdir().unwrap();
+    let source = common::asset("quaternius-modular-men-king");
+    let o = rigml(dir.path(), &["rig", s(&source), "-o", "king.glb", "--json"]);
+    assert_ok(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let scale = v["placement"]["scale"].as_f64().expect("a placement is reported");
+    assert!((scale - 100.0).abs() < 0.01, "{v}");
+    let artist = rigml_io::load(&source).unwrap();
+    let rigged = rigml_io::load(&dir.path().join("king.glb")).unwrap();
+    let (a, b) = (shown(&artist), shown(&rigged));
+    let size = artist.size() * scale as f32;
+    let worst = a.iter().zip(&b).map(|(p, q)| p.distance(*q)).fold(0.0f32, f32::max);
+    assert!(worst < 1e-4 * size, "shown {worst} away (size {size})");
+    // The vertices themselves are written as they were stored.
+    assert_eq!(rigged.mesh.positions.len(), artist.mesh.positions.len());
+    let stored = artist.mesh.positions.iter().zip(&rigged.mesh.positions);
+    assert!(stored.map(|(p, q)| p.distance(*q)).fold(0.0f32, f32::max) < 1e-6 * artist.size());
 }
 
 #[test]

@@ -12,6 +12,7 @@ pub mod humanoid;
 pub mod learned;
 pub mod orient;
 pub mod placed;
+pub mod scene;
 
 pub use auto::{Auto, AutoParams};
 pub use detect::Detect;
