@@ -11,7 +11,9 @@ expectation):
               weight (glTF has no unskinned vertex in a skinned mesh: rigml writes its unskinned
               vertices as weight 1 on joint 0, listed in the primitive's extras, which Blender
               does not read);
-- clips:      one action per rigml clip, found by name.
+- clips:      one action per rigml clip, found by name;
+- materials:  the skinned objects use as many materials as rigml's parts do, and when one of
+              them has a texture, Blender loaded an image with pixels for it.
 With FILE=SOURCE, `source_bbox`: the bounding box of FILE's posed mesh as Blender shows it after
 import (first frame of the active action) equals SOURCE's within 1e-3 of SOURCE's longest side.
 
@@ -109,6 +111,8 @@ def check_file(path, rigml):
             )
         checks["weights"] = "ok" if not problems else "; ".join(problems)
 
+    checks["materials"] = check_materials(meshes, expect["mesh"])
+
     clips = [c["name"] for c in expect["clips"]]
     actions = [a.name for a in bpy.data.actions]
     missing = [c for c in clips if not any(a == c or a.startswith(c) for a in actions)]
@@ -117,6 +121,24 @@ def check_file(path, rigml):
     else:
         checks["clips"] = "ok"
     return expect, checks, log
+
+
+def check_materials(meshes, mesh):
+    used = sorted({p["material"] for p in mesh["parts"] if p.get("material") is not None})
+    mats = {slot.material.as_pointer(): slot.material for ob in meshes for slot in ob.material_slots if slot.material}
+    if len(mats) != len(used):
+        return f"Blender {len(mats)} materials, rigml {len(used)}"
+    if any(mesh["materials"][i]["textures"] > 0 for i in used):
+        sizes = [
+            tuple(n.image.size)
+            for m in mats.values()
+            if m.node_tree
+            for n in m.node_tree.nodes
+            if n.type == "TEX_IMAGE" and n.image
+        ]
+        if not any(w > 0 and h > 0 for w, h in sizes):
+            return f"a texture, but Blender loaded no image with pixels ({sizes})"
+    return "ok"
 
 
 def line_rest(text, at):

@@ -52,6 +52,20 @@ struct MeshReport {
     has_normals: bool,
     has_uvs: bool,
     parts: Vec<PartReport>,
+    /// Materials (carried through by every command that writes the mesh back).
+    materials: Vec<MaterialReport>,
+    /// Texture images the materials use.
+    images: usize,
+}
+
+#[derive(Serialize)]
+struct MaterialReport {
+    name: String,
+    /// Linear RGBA.
+    base_color: [f32; 4],
+    /// Texture slots in use (base colour, metallic-roughness, normal, occlusion, emissive).
+    textures: usize,
+    unlit: bool,
 }
 
 #[derive(Serialize)]
@@ -59,6 +73,8 @@ struct PartReport {
     name: String,
     vertices: usize,
     triangles: usize,
+    /// Index into the materials list.
+    material: Option<usize>,
 }
 
 #[derive(Serialize)]
@@ -150,9 +166,21 @@ impl Report {
                             name: p.name,
                             vertices: p.vertices.len(),
                             triangles: p.triangles.len(),
+                            material: p.material,
                         })
                         .collect()
                 },
+                materials: mesh
+                    .materials
+                    .iter()
+                    .map(|m| MaterialReport {
+                        name: m.name.clone(),
+                        base_color: m.base_color,
+                        textures: m.textures().count(),
+                        unlit: m.unlit,
+                    })
+                    .collect(),
+                images: mesh.images.len(),
             },
             skeleton: SkeletonReport {
                 joints: c.skeleton.joint_count(),
@@ -228,6 +256,15 @@ impl Report {
         }
         if m.parts.len() > PARTS_SHOWN {
             let _ = writeln!(s, "  … {} more parts (--json lists all)", m.parts.len() - PARTS_SHOWN);
+        }
+        if !m.materials.is_empty() {
+            let textured = m.materials.iter().filter(|x| x.textures > 0).count();
+            let _ = writeln!(
+                s,
+                "materials  {} ({textured} textured, {} images)",
+                m.materials.len(),
+                m.images
+            );
         }
         match &self.bounds {
             Some(b) => {

@@ -128,7 +128,15 @@ fn blender_imports_our_glbs_cleanly() {
     for (result, file) in results.iter().zip(&files) {
         assert_eq!(result["file"].as_str(), file.to_str(), "{stdout}");
         let checks = result["checks"].as_object().expect("checks");
-        for name in ["import", "no_warnings", "vertices", "bones", "weights", "clips"] {
+        for name in [
+            "import",
+            "no_warnings",
+            "vertices",
+            "bones",
+            "weights",
+            "clips",
+            "materials",
+        ] {
             assert_eq!(
                 checks.get(name).and_then(Value::as_str),
                 Some("ok"),

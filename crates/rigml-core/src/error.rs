@@ -27,6 +27,18 @@ pub enum CoreError {
         end: usize,
         vertex_count: usize,
     },
+    #[error("mesh: part {part} uses material {material}, but there are {material_count} materials")]
+    MaterialOutOfRange {
+        part: usize,
+        material: usize,
+        material_count: usize,
+    },
+    #[error("mesh: material {material} uses image {image}, but there are {image_count} images")]
+    ImageOutOfRange {
+        material: usize,
+        image: usize,
+        image_count: usize,
+    },
     #[error("skeleton: {what} has {got} entries, expected {expected} (one per joint)")]
     SkeletonLength {
         what: &'static str,

@@ -8,6 +8,7 @@
 pub mod character;
 pub mod clip;
 pub mod error;
+pub mod material;
 pub mod mesh;
 pub mod pose;
 pub mod sequence;
@@ -19,6 +20,7 @@ pub mod transform;
 pub use character::{Character, Problem};
 pub use clip::{Channel, ChannelValues, Clip, Interpolation};
 pub use error::CoreError;
+pub use material::{AlphaMode, Image, Material, Sampler, TextureSlot};
 pub use mesh::{Mesh, MeshPart};
 pub use pose::Pose;
 pub use sequence::Sequence;

@@ -1,6 +1,6 @@
 //! Triangle meshes: the surface a skin deforms.
 
-use crate::CoreError;
+use crate::{CoreError, Image, Material};
 use glam::{Vec2, Vec3};
 use std::ops::Range;
 
@@ -15,6 +15,8 @@ pub struct MeshPart {
     pub vertices: Range<usize>,
     /// Triangles of this part, as a range into [`Mesh::triangles`].
     pub triangles: Range<usize>,
+    /// Index into [`Mesh::materials`]; `None` draws with the viewer's default material.
+    pub material: Option<usize>,
 }
 
 /// A triangle mesh in the character's bind (model) space, units of the source file.
@@ -33,6 +35,10 @@ pub struct Mesh {
     pub triangles: Vec<[u32; 3]>,
     /// Source primitives, covering all vertices and triangles in order; empty means one part.
     pub parts: Vec<MeshPart>,
+    /// The parts' materials (carried through unchanged; see [`crate::material`]).
+    pub materials: Vec<Material>,
+    /// Texture images the materials use.
+    pub images: Vec<Image>,
 }
 
 impl Mesh {
@@ -55,6 +61,7 @@ impl Mesh {
                 name: String::new(),
                 vertices: 0..self.positions.len(),
                 triangles: 0..self.triangles.len(),
+                material: None,
             }]
         } else {
             self.parts.clone()
@@ -93,6 +100,7 @@ impl Mesh {
             name: name.to_string(),
             vertices: v0..self.positions.len(),
             triangles: t0..self.triangles.len(),
+            material: None,
         });
     }
 
@@ -139,8 +147,15 @@ impl Mesh {
                     vertex_count: n,
                 });
             }
+            if let Some(material) = p.material.filter(|&m| m >= self.materials.len()) {
+                return Err(CoreError::MaterialOutOfRange {
+                    part,
+                    material,
+                    material_count: self.materials.len(),
+                });
+            }
         }
-        Ok(())
+        crate::material::validate(&self.materials, &self.images)
     }
 }
 

@@ -182,6 +182,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<ObjFile, IoError> {
             uvs,
             triangles,
             parts,
+            ..Mesh::default()
         },
         groups,
     })
@@ -288,6 +289,7 @@ fn clean_parts(segments: &[Segment], vertex_count: usize, triangles: &[[u32; 3]]
             name: seg.name.clone(),
             vertices,
             triangles: tris,
+            material: None,
         });
     }
     parts

@@ -26,6 +26,10 @@ fn assert_same(id: &str, a: &Character, b: &Character) {
     assert_eq!(a.mesh.triangles, b.mesh.triangles, "{id}: triangles");
     assert_eq!(a.mesh.parts.len(), b.mesh.parts.len(), "{id}: parts");
     assert_eq!(a.mesh.uvs, b.mesh.uvs, "{id}: uvs");
+    assert_eq!(a.mesh.materials, b.mesh.materials, "{id}: materials");
+    assert_eq!(a.mesh.images, b.mesh.images, "{id}: images");
+    let material_of = |c: &Character| c.mesh.parts.iter().map(|p| p.material).collect::<Vec<_>>();
+    assert_eq!(material_of(a), material_of(b), "{id}: part materials");
     let (sa, sb) = (&a.skeleton, &b.skeleton);
     assert_eq!(sa.names, sb.names, "{id}: joint names");
     assert_eq!(sa.parents, sb.parents, "{id}: parents");
@@ -80,8 +84,11 @@ fn every_manifest_glb_round_trips_and_matches_the_manifest_counts() {
         "id", "vertices", "triangles", "joints", "infl", "clips"
     );
     let mut mismatches = Vec::new();
+    let (mut with_materials, mut textured) = (0, 0);
     for row in &rows {
         let (c, warnings) = read_glb(row);
+        with_materials += usize::from(c.mesh.parts.iter().any(|p| p.material.is_some()));
+        textured += usize::from(c.mesh.materials.iter().any(|m| m.base_color_texture.is_some()));
         let path = row.path();
         let glb = gltf::to_glb(&c, &path).unwrap_or_else(|e| panic!("{}: write: {e}", row.id()));
         let back = gltf::from_bytes(&glb, &path).unwrap_or_else(|e| panic!("{}: re-read: {e}", row.id()));
@@ -116,6 +123,11 @@ fn every_manifest_glb_round_trips_and_matches_the_manifest_counts() {
             warnings.join("; ")
         );
     }
+    // Every file but one (a bare sculpt) has materials, 14 a base colour texture (KayKit's
+    // atlases, the Khronos Fox and CesiumMan, the Quaternius mechs).
+    println!("{with_materials} with materials, {textured} textured");
+    assert_eq!(with_materials, rows.len() - 1, "materials are read");
+    assert_eq!(textured, 14, "textures are read");
     println!("{} disagreements with the manifest", mismatches.len());
     for m in &mismatches {
         println!("  {m}");

@@ -142,6 +142,7 @@ pub fn build(
             name,
             vertices: v0..mesh.positions.len(),
             triangles: t0..mesh.triangles.len(),
+            material: None,
         });
 
         let normal_matrix = DMat3::from_mat4(fallback).inverse().transpose();

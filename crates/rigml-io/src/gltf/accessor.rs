@@ -29,8 +29,11 @@ pub(super) struct Doc<'a> {
     pub skins: &'a [Value<'a>],
     pub animations: &'a [Value<'a>],
     pub scenes: &'a [Value<'a>],
+    /// Length of `materials` (primitives' `material` indices are checked against it).
+    pub material_count: usize,
     glb_bin: Option<&'a [u8]>,
-    base_dir: &'a Path,
+    /// Where relative URIs point.
+    pub base_dir: &'a Path,
     loaded: Vec<OnceCell<Vec<u8>>>,
     /// Components decoded so far, and the most allowed.
     decoded: Cell<usize>,
@@ -127,6 +130,7 @@ impl<'a> Doc<'a> {
             skins: list("skins")?,
             animations: list("animations")?,
             scenes: list("scenes")?,
+            material_count: list("materials")?.len(),
             glb_bin,
             base_dir,
             loaded: buffers.iter().map(|_| OnceCell::new()).collect(),
@@ -281,6 +285,11 @@ impl<'a> Doc<'a> {
     }
 
     /// The bytes of buffer view `index` and its byte stride.
+    /// The bytes of buffer view `index` (images: encoded files stored in the buffer).
+    pub fn view_bytes(&self, index: usize, referrer: impl Here) -> Result<&[u8], Fail> {
+        Ok(self.view(index, referrer)?.0)
+    }
+
     fn view(&self, index: usize, referrer: impl Here) -> Result<(&[u8], Option<usize>), Fail> {
         let view = json::item(self.buffer_views, index, "bufferView", referrer)?;
         let here = at(move |f| write!(f, "bufferViews[{index}]"));

@@ -164,7 +164,17 @@ impl MeshBuild {
             .get("extras")
             .and_then(|e| e.get(PART_NAME_KEY))
             .and_then(|n| n.as_str());
+        let material = json::opt_index(prim, "material", here)?;
+        if let Some(m) = material.filter(|&m| m >= doc.material_count) {
+            return Err(fail(format!(
+                "{here}.material: material {m} does not exist ({} materials)",
+                doc.material_count
+            )));
+        }
         self.mesh.append(&part, saved.unwrap_or(name));
+        if let Some(last) = self.mesh.parts.last_mut() {
+            last.material = material;
+        }
         Ok(())
     }
 }

@@ -26,6 +26,7 @@ mod animation;
 mod container;
 mod hierarchy;
 mod json;
+mod material;
 mod mesh;
 mod skeleton;
 #[cfg(test)]
@@ -151,7 +152,11 @@ fn parse(bytes: &[u8], path: &Path, options: ReadOptions) -> Result<ReadOutcome,
             add_node_mesh(&mut meshes, &doc, &tree, n, &place)?;
         }
     }
-    let (mesh, skin, mut warnings) = meshes.finish();
+    let (mut mesh, skin, mut warnings) = meshes.finish();
+    let looks = material::read(&doc)?;
+    warnings.extend(looks.warnings);
+    mesh.materials = looks.materials;
+    mesh.images = looks.images;
     let (clips, clip_warnings) = animation::read_clips(&doc, &tree, &built.joint_of_node, &built.baked)?;
     warnings.extend(clip_warnings);
     let skeleton: Skeleton = built.skeleton;

@@ -589,3 +589,103 @@ fn joint_matrices_are_decomposed_and_shear_is_refused() {
     let err = error(&b.glb(doc));
     assert!(err.contains("nodes[1].matrix: transform has shear"), "{err}");
 }
+
+/// A one-pixel PNG's first bytes (the signature is what the reader checks).
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+
+/// The skinned triangle with `materials` (and a PNG image in the buffer, texture 0) in the
+/// document and `material` on its primitive.
+fn with_materials(materials: Value, material: Value) -> Result<ReadOutcome, IoError> {
+    let mut b = Builder::default();
+    let mut doc = skinned(&mut b, json!({}));
+    let image = b.view(PNG);
+    doc["meshes"][0]["primitives"][0]["material"] = material;
+    doc["materials"] = materials;
+    doc["images"] = json!([{"bufferView": image, "mimeType": "image/png"}, {"uri": "missing.png"}]);
+    doc["samplers"] = json!([{"magFilter": 9728, "wrapS": 33071}]);
+    doc["textures"] = json!([{"source": 0, "sampler": 0}, {"source": 1}]);
+    from_bytes_with(&b.glb(doc), &path(), ReadOptions::default())
+}
+
+#[test]
+fn materials_textures_and_images_are_read_and_written_back() {
+    let materials = json!([
+        {"name": "skin", "pbrMetallicRoughness": {"baseColorFactor": [1, 0.5, 0.25, 1],
+            "baseColorTexture": {"index": 0}, "metallicFactor": 0, "roughnessFactor": 0.7},
+         "normalTexture": {"index": 0, "scale": 0.5}, "alphaMode": "MASK", "alphaCutoff": 0.3,
+         "doubleSided": true, "emissiveFactor": [0.1, 0, 0]},
+        {"name": "visor", "extensions": {"KHR_materials_unlit": {}}, "alphaMode": "BLEND"}
+    ]);
+    let out = with_materials(materials, json!(0)).unwrap();
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    let mesh = &out.character.mesh;
+    assert_eq!(mesh.parts[0].material, Some(0));
+    assert_eq!(mesh.images.len(), 1, "only the image a material uses is kept");
+    assert_eq!(mesh.images[0].bytes, PNG);
+    assert_eq!(mesh.images[0].mime_type, "image/png");
+    let skin = &mesh.materials[0];
+    assert_eq!(skin.name, "skin");
+    assert_eq!(skin.base_color, [1.0, 0.5, 0.25, 1.0]);
+    assert_eq!((skin.metallic, skin.roughness), (0.0, 0.7));
+    let slot = skin.base_color_texture.unwrap();
+    assert_eq!(
+        (slot.image, slot.sampler.mag_filter, slot.sampler.wrap_s),
+        (0, Some(9728), 33071)
+    );
+    assert_eq!(skin.normal_texture.unwrap().scale, 0.5);
+    assert_eq!(skin.alpha, rigml_core::AlphaMode::Mask(0.3));
+    assert!(skin.double_sided && !skin.unlit);
+    assert_eq!(skin.emissive, [0.1, 0.0, 0.0]);
+    let visor = &mesh.materials[1];
+    assert!(visor.unlit && visor.alpha == rigml_core::AlphaMode::Blend);
+    assert_eq!(
+        *visor,
+        rigml_core::Material {
+            name: "visor".into(),
+            unlit: true,
+            alpha: rigml_core::AlphaMode::Blend,
+            ..Default::default()
+        }
+    );
+
+    let back = read_glb(&to_glb(&out.character, &path()).unwrap());
+    assert_eq!(back.mesh, out.character.mesh);
+}
+
+#[test]
+fn an_image_that_cannot_be_loaded_drops_its_texture_with_a_warning() {
+    let materials = json!([{"pbrMetallicRoughness": {"baseColorTexture": {"index": 1}, "baseColorFactor": [0, 1, 0, 1]}},
+                           {"emissiveTexture": {"index": 0, "texCoord": 1}}]);
+    let out = with_materials(materials, json!(0)).unwrap();
+    let m = &out.character.mesh.materials;
+    assert_eq!(m[0].base_color_texture, None);
+    assert_eq!(m[0].base_color, [0.0, 1.0, 0.0, 1.0], "the colour stays");
+    assert_eq!(m[1].emissive_texture, None);
+    assert_eq!(out.warnings.len(), 2, "{:?}", out.warnings);
+    assert!(
+        out.warnings[0].contains("images[1].uri") && out.warnings[0].contains("missing.png"),
+        "{:?}",
+        out.warnings
+    );
+    assert!(out.warnings[1].contains("TEXCOORD_1"), "{:?}", out.warnings);
+}
+
+#[test]
+fn broken_material_references_are_errors_naming_the_path() {
+    let e = with_materials(json!([{}]), json!(3)).unwrap_err().to_string();
+    assert!(
+        e.contains("meshes[0].primitives[0].material: material 3 does not exist (1 materials)"),
+        "{e}"
+    );
+    let e = with_materials(json!([{"alphaMode": "SHINY"}]), json!(0))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("materials[0].alphaMode"), "{e}");
+    let e = with_materials(json!([{"normalTexture": {"index": 9}}]), json!(0))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("materials[0].normalTexture") && e.contains("texture 9"),
+        "{e}"
+    );
+}

@@ -4,7 +4,9 @@
 
 use super::container;
 use crate::{atomic, IoError};
-use rigml_core::{ChannelValues, Character, Interpolation, Mesh, MeshPart, Skin};
+use rigml_core::{
+    AlphaMode, ChannelValues, Character, Interpolation, Material, Mesh, MeshPart, Sampler, Skin, TextureSlot,
+};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -72,6 +74,15 @@ impl Out {
         acc.insert("bufferView".into(), json!(self.views.len() - 1));
         self.accessors.push(Value::Object(acc));
         self.accessors.len() - 1
+    }
+
+    /// A buffer view holding `bytes` as they are (an encoded image).
+    fn raw_view(&mut self, bytes: &[u8]) -> usize {
+        self.bin.resize(self.bin.len().next_multiple_of(4), 0);
+        self.views
+            .push(json!({"buffer": 0, "byteOffset": self.bin.len(), "byteLength": bytes.len()}));
+        self.bin.extend_from_slice(bytes);
+        self.views.len() - 1
     }
 
     fn floats(&mut self, data: &[f32], ty: &str, width: usize, target: Option<u32>, bounds: bool) -> usize {
@@ -173,6 +184,9 @@ fn document(character: &Character, path: &Path, bin_uri: Option<&str>) -> Result
             json!([{"name": character.name, "primitives": primitives}]),
         );
     }
+    if !primitives.is_empty() && !character.mesh.materials.is_empty() {
+        looks(&mut out, &character.mesh, &mut root);
+    }
     let animations = animations(&mut out, character);
     if !animations.is_empty() {
         root.insert("animations".into(), json!(animations));
@@ -219,6 +233,9 @@ fn primitives(out: &mut Out, mesh: &Mesh, skin: Option<&Skin>, path: &Path) -> R
         }
         let unskinned = skin.map_or_else(Vec::new, |skin| skin_attributes(out, skin, v0..v1, &mut attributes));
         let mut prim = json!({"attributes": attributes});
+        if let Some(m) = part.material {
+            prim["material"] = json!(m);
+        }
         // glTF primitives have no name, and "no influence" has no encoding: rigml keeps both
         // in `extras` so its own files read back as written.
         let mut extras = Map::new();
@@ -267,6 +284,7 @@ fn tiling_parts(mesh: &Mesh) -> Vec<MeshPart> {
             name: String::new(),
             vertices: 0..mesh.positions.len(),
             triangles: 0..mesh.triangles.len(),
+            material: None,
         }]
     }
 }
@@ -305,6 +323,118 @@ fn indices(out: &mut Out, tris: &[[u32; 3]], v0: usize, count: usize) -> Result<
         Some(ELEMENT_ARRAY_BUFFER),
         meta(component, tris.len() * 3, "SCALAR"),
     ))
+}
+
+/// Materials, textures, samplers and images into the document (images as buffer views;
+/// identical samplers and identical image-sampler pairs written once).
+fn looks(out: &mut Out, mesh: &Mesh, root: &mut Map<String, Value>) {
+    let images: Vec<Value> = mesh
+        .images
+        .iter()
+        .map(|image| {
+            let view = out.raw_view(&image.bytes);
+            let mut v = json!({"bufferView": view, "mimeType": image.mime_type});
+            if !image.name.is_empty() {
+                v["name"] = json!(image.name);
+            }
+            v
+        })
+        .collect();
+    let mut samplers: Vec<Sampler> = Vec::new();
+    let mut textures: Vec<(usize, usize)> = Vec::new();
+    let mut info = |slot: &TextureSlot, scale_key: Option<&str>| {
+        let s = samplers.iter().position(|x| *x == slot.sampler).unwrap_or_else(|| {
+            samplers.push(slot.sampler);
+            samplers.len() - 1
+        });
+        let t = textures.iter().position(|x| *x == (slot.image, s)).unwrap_or_else(|| {
+            textures.push((slot.image, s));
+            textures.len() - 1
+        });
+        let mut v = json!({"index": t});
+        if let Some(k) = scale_key.filter(|_| slot.scale != 1.0) {
+            v[k] = json!(slot.scale);
+        }
+        v
+    };
+    let mut unlit = false;
+    let materials: Vec<Value> = mesh
+        .materials
+        .iter()
+        .map(|m: &Material| {
+            let mut pbr = json!({
+                "baseColorFactor": m.base_color,
+                "metallicFactor": m.metallic,
+                "roughnessFactor": m.roughness,
+            });
+            if let Some(t) = &m.base_color_texture {
+                pbr["baseColorTexture"] = info(t, None);
+            }
+            if let Some(t) = &m.metallic_roughness_texture {
+                pbr["metallicRoughnessTexture"] = info(t, None);
+            }
+            let mut v = json!({"pbrMetallicRoughness": pbr});
+            if !m.name.is_empty() {
+                v["name"] = json!(m.name);
+            }
+            if let Some(t) = &m.normal_texture {
+                v["normalTexture"] = info(t, Some("scale"));
+            }
+            if let Some(t) = &m.occlusion_texture {
+                v["occlusionTexture"] = info(t, Some("strength"));
+            }
+            if m.emissive != [0.0; 3] {
+                v["emissiveFactor"] = json!(m.emissive);
+            }
+            if let Some(t) = &m.emissive_texture {
+                v["emissiveTexture"] = info(t, None);
+            }
+            match m.alpha {
+                AlphaMode::Opaque => {}
+                AlphaMode::Mask(cutoff) => {
+                    v["alphaMode"] = json!("MASK");
+                    v["alphaCutoff"] = json!(cutoff);
+                }
+                AlphaMode::Blend => v["alphaMode"] = json!("BLEND"),
+            }
+            if m.double_sided {
+                v["doubleSided"] = json!(true);
+            }
+            if m.unlit {
+                v["extensions"] = json!({"KHR_materials_unlit": {}});
+                unlit = true;
+            }
+            v
+        })
+        .collect();
+    root.insert("materials".into(), json!(materials));
+    if !textures.is_empty() {
+        let textures: Vec<Value> = textures
+            .iter()
+            .map(|(i, s)| json!({"source": i, "sampler": s}))
+            .collect();
+        let samplers: Vec<Value> = samplers
+            .iter()
+            .map(|s| {
+                let mut v = json!({"wrapS": s.wrap_s, "wrapT": s.wrap_t});
+                if let Some(f) = s.mag_filter {
+                    v["magFilter"] = json!(f);
+                }
+                if let Some(f) = s.min_filter {
+                    v["minFilter"] = json!(f);
+                }
+                v
+            })
+            .collect();
+        root.insert("textures".into(), json!(textures));
+        root.insert("samplers".into(), json!(samplers));
+    }
+    if !images.is_empty() {
+        root.insert("images".into(), json!(images));
+    }
+    if unlit {
+        root.insert("extensionsUsed".into(), json!(["KHR_materials_unlit"]));
+    }
 }
 
 /// JOINTS_n (u16) and WEIGHTS_n (f32), as many sets of 4 as the part's largest row needs.

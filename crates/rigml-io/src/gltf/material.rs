@@ -1,0 +1,214 @@
+//! Materials, textures, samplers and images: read into [`rigml_core::Material`] and
+//! [`rigml_core::Image`] so that a character written back out looks as it came in.
+//!
+//! Malformed material JSON is an error like any other (the path is named). A texture rigml
+//! cannot carry (an image that cannot be loaded, a format other than PNG or JPEG, a second UV
+//! set) is left out of its material with a warning: the character's geometry and rig are
+//! still whole, and the material keeps its colours.
+
+use super::accessor::Doc;
+use super::container;
+use super::json::{self, fail, Fail, Obj, Value};
+use rigml_core::{AlphaMode, Image, Material, Sampler, TextureSlot};
+use std::collections::HashMap;
+
+/// The document's materials (all of them, in file order, so primitive `material` indices
+/// carry over) and the images their textures use.
+pub(super) struct Looks {
+    pub materials: Vec<Material>,
+    pub images: Vec<Image>,
+    pub warnings: Vec<String>,
+}
+
+pub(super) fn read(doc: &Doc) -> Result<Looks, Fail> {
+    let mut reader = Reader {
+        doc,
+        textures: json::array(doc.root, "textures", "")?,
+        samplers: json::array(doc.root, "samplers", "")?,
+        images: json::array(doc.root, "images", "")?,
+        loaded: HashMap::new(),
+        looks: Looks {
+            materials: Vec::new(),
+            images: Vec::new(),
+            warnings: Vec::new(),
+        },
+    };
+    for (m, value) in json::array(doc.root, "materials", "")?.iter().enumerate() {
+        let here = format!("materials[{m}]");
+        let material = reader.material(json::object(value, &here)?, &here)?;
+        reader.looks.materials.push(material);
+    }
+    Ok(reader.looks)
+}
+
+struct Reader<'d, 'a> {
+    doc: &'d Doc<'a>,
+    textures: &'d [Value<'a>],
+    samplers: &'d [Value<'a>],
+    images: &'d [Value<'a>],
+    /// glTF image index → index into `looks.images` (`None`: could not be carried).
+    loaded: HashMap<usize, Option<usize>>,
+    looks: Looks,
+}
+
+impl Reader<'_, '_> {
+    fn material(&mut self, obj: &Obj, here: &str) -> Result<Material, Fail> {
+        let mut m = Material {
+            name: json::opt_str(obj, "name", here)?.unwrap_or("").to_string(),
+            ..Material::default()
+        };
+        if let Some(pbr) = obj.get("pbrMetallicRoughness") {
+            let path = format!("{here}.pbrMetallicRoughness");
+            let pbr = json::object(pbr, &path)?;
+            m.base_color = json::opt_floats::<4>(pbr, "baseColorFactor", &path)?.unwrap_or(m.base_color);
+            m.metallic = number(pbr, "metallicFactor", &path)?.unwrap_or(m.metallic);
+            m.roughness = number(pbr, "roughnessFactor", &path)?.unwrap_or(m.roughness);
+            m.base_color_texture = self.slot(pbr, "baseColorTexture", None, &path)?;
+            m.metallic_roughness_texture = self.slot(pbr, "metallicRoughnessTexture", None, &path)?;
+        }
+        m.normal_texture = self.slot(obj, "normalTexture", Some("scale"), here)?;
+        m.occlusion_texture = self.slot(obj, "occlusionTexture", Some("strength"), here)?;
+        m.emissive = json::opt_floats::<3>(obj, "emissiveFactor", here)?.unwrap_or(m.emissive);
+        m.emissive_texture = self.slot(obj, "emissiveTexture", None, here)?;
+        m.alpha = match json::opt_str(obj, "alphaMode", here)? {
+            None | Some("OPAQUE") => AlphaMode::Opaque,
+            Some("MASK") => AlphaMode::Mask(number(obj, "alphaCutoff", here)?.unwrap_or(0.5)),
+            Some("BLEND") => AlphaMode::Blend,
+            Some(other) => return Err(fail(format!("{here}.alphaMode: {other:?} (OPAQUE, MASK or BLEND)"))),
+        };
+        m.double_sided = json::flag(obj, "doubleSided", here)?;
+        m.unlit = obj
+            .get("extensions")
+            .and_then(|e| e.get("KHR_materials_unlit"))
+            .is_some();
+        Ok(m)
+    }
+
+    /// The texture slot `obj[key]` (a glTF textureInfo), with its `scale_key` value as the
+    /// slot's scale; `None` when absent or when its image cannot be carried (with a warning).
+    fn slot(&mut self, obj: &Obj, key: &str, scale_key: Option<&str>, here: &str) -> Result<Option<TextureSlot>, Fail> {
+        let Some(info) = obj.get(key) else {
+            return Ok(None);
+        };
+        let path = format!("{here}.{key}");
+        let info = json::object(info, &path)?;
+        let texture = json::req_index(info, "index", &path)?;
+        let scale = match scale_key {
+            Some(k) => number(info, k, &path)?.unwrap_or(1.0),
+            None => 1.0,
+        };
+        let set = json::opt_index(info, "texCoord", &path)?.unwrap_or(0);
+        if set != 0 {
+            self.warn(format!(
+                "{path}: uses TEXCOORD_{set}; rigml keeps only TEXCOORD_0, so the texture was left out"
+            ));
+            return Ok(None);
+        }
+        let tpath = format!("textures[{texture}]");
+        let tex = json::item(self.textures, texture, "texture", &path)?;
+        let sampler = match json::opt_index(tex, "sampler", &tpath)? {
+            Some(s) => sampler(
+                json::item(self.samplers, s, "sampler", &tpath)?,
+                &format!("samplers[{s}]"),
+            )?,
+            None => Sampler::default(),
+        };
+        let Some(source) = json::opt_index(tex, "source", &tpath)? else {
+            self.warn(format!(
+                "{tpath}: no PNG or JPEG source (an image format of an extension), left out"
+            ));
+            return Ok(None);
+        };
+        Ok(self
+            .image(source, &tpath)?
+            .map(|image| TextureSlot { image, sampler, scale }))
+    }
+
+    /// glTF image `index`, loaded once; `None` (with a warning) when it cannot be carried.
+    fn image(&mut self, index: usize, referrer: &str) -> Result<Option<usize>, Fail> {
+        if let Some(&done) = self.loaded.get(&index) {
+            return Ok(done);
+        }
+        let here = format!("images[{index}]");
+        let obj = json::item(self.images, index, "image", referrer)?;
+        let declared = json::opt_str(obj, "mimeType", &here)?;
+        let bytes = match (
+            json::opt_index(obj, "bufferView", &here)?,
+            json::opt_str(obj, "uri", &here)?,
+        ) {
+            (Some(view), _) => Ok(self.doc.view_bytes(view, &here)?.to_vec()),
+            (None, Some(uri)) => container::load_uri(uri, self.doc.base_dir, &format!("{here}.uri")),
+            (None, None) => Err(fail(format!("{here}: neither bufferView nor uri"))),
+        };
+        let carried = match bytes {
+            Ok(bytes) => match sniff(&bytes) {
+                Some(mime) => {
+                    if declared.is_some_and(|d| d != mime) {
+                        self.warn(format!("{here}: declared {declared:?} but the bytes are {mime}"));
+                    }
+                    self.looks.images.push(Image {
+                        name: json::opt_str(obj, "name", &here)?.unwrap_or("").to_string(),
+                        mime_type: mime.to_string(),
+                        bytes,
+                    });
+                    Some(self.looks.images.len() - 1)
+                }
+                None => {
+                    self.warn(format!(
+                        "{here}: not a PNG or JPEG image ({}), textures using it were left out",
+                        declared.unwrap_or("unknown type")
+                    ));
+                    None
+                }
+            },
+            Err(e) => {
+                self.warn(format!("{}; textures using it were left out", e.message));
+                None
+            }
+        };
+        self.loaded.insert(index, carried);
+        Ok(carried)
+    }
+
+    fn warn(&mut self, message: String) {
+        self.looks.warnings.push(message);
+    }
+}
+
+/// The image type from its first bytes (glTF core allows PNG and JPEG only).
+fn sniff(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else {
+        None
+    }
+}
+
+fn sampler(obj: &Obj, here: &str) -> Result<Sampler, Fail> {
+    let code = |key: &str| -> Result<Option<u32>, Fail> {
+        json::opt_index(obj, key, here)?
+            .map(|v| u32::try_from(v).map_err(|_| fail(format!("{here}.{key}: {v} is not a glTF enumeration"))))
+            .transpose()
+    };
+    let defaults = Sampler::default();
+    Ok(Sampler {
+        mag_filter: code("magFilter")?,
+        min_filter: code("minFilter")?,
+        wrap_s: code("wrapS")?.unwrap_or(defaults.wrap_s),
+        wrap_t: code("wrapT")?.unwrap_or(defaults.wrap_t),
+    })
+}
+
+/// Optional `obj[key]` as a finite number.
+fn number(obj: &Obj, key: &str, here: &str) -> Result<Option<f32>, Fail> {
+    obj.get(key)
+        .map(|v| {
+            v.as_f64()
+                .map(|x| x as f32)
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| fail(format!("{here}.{key}: expected a number")))
+        })
+        .transpose()
+}
