@@ -160,11 +160,21 @@ def custom_shapes():
 def character_meshes():
     """Mesh objects of the imported character, in Blender's object order: the skinned ones (with
     an Armature modifier) when there are any, else all, as rigml's readers do (rigid meshes hanging
-    from bones are left out when the file has skinned meshes)."""
+    from bones are rigml's attachments, see `attached_meshes`)."""
     shapes = custom_shapes()
     meshes = [ob for ob in bpy.data.objects if ob.type == "MESH" and ob.name not in shapes and len(ob.data.vertices)]
     skinned = [ob for ob in meshes if any(m.type == "ARMATURE" for m in ob.modifiers)]
     return skinned or meshes
+
+
+def attached_meshes():
+    """Mesh objects parented to a bone (rigml's attachments): (object name, bone name) pairs."""
+    shapes = custom_shapes()
+    return [
+        (ob.name, ob.parent_bone)
+        for ob in bpy.data.objects
+        if ob.type == "MESH" and ob.name not in shapes and ob.parent_type == "BONE" and len(ob.data.vertices)
+    ]
 
 
 def triangles_of(ob):

@@ -12,6 +12,7 @@ expectation):
               vertices as weight 1 on joint 0, listed in the primitive's extras, which Blender
               does not read);
 - clips:      one action per rigml clip, found by name;
+- attached:   as many meshes parented to bones as rigml has attachments, each on its joint;
 - materials:  the skinned objects use as many materials as rigml's parts do, and when one of
               them has a texture, Blender loaded an image with pixels for it.
 With FILE=SOURCE, `source_bbox`: the bounding box of FILE's posed mesh as Blender shows it after
@@ -112,6 +113,10 @@ def check_file(path, rigml):
         checks["weights"] = "ok" if not problems else "; ".join(problems)
 
     checks["materials"] = check_materials(meshes, expect["mesh"])
+    attached = sorted(bone for _, bone in common.attached_meshes())
+    want = sorted(a["joint"] for a in expect.get("attachments", []))
+    checks["attached"] = "ok" if attached == want else f"Blender {attached}, rigml {want}"
+
 
     clips = [c["name"] for c in expect["clips"]]
     actions = [a.name for a in bpy.data.actions]

@@ -35,6 +35,8 @@ struct Report {
     /// Absent when the file has no skin.
     skin: Option<SkinReport>,
     clips: Vec<ClipReport>,
+    /// Meshes that joints carry rigidly (props, hats), outside the skinned mesh.
+    attachments: Vec<AttachmentReport>,
     /// Bounding box of the mesh in bind pose, or of the joints when there is no mesh.
     bounds: Option<Bounds>,
     /// Longest side of the bind-pose box of mesh and joints (the scale metrics normalise by).
@@ -43,6 +45,15 @@ struct Report {
     problems: Vec<String>,
     /// What the reader repaired (e.g. NaN skin weights loaded as unskinned), one line each.
     repairs: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct AttachmentReport {
+    name: String,
+    /// The joint carrying it.
+    joint: String,
+    vertices: usize,
+    triangles: usize,
 }
 
 #[derive(Serialize)]
@@ -196,6 +207,16 @@ impl Report {
                 influence_histogram: skin.influence_histogram(),
                 unskinned: skin.unskinned_count(),
             }),
+            attachments: c
+                .attachments
+                .iter()
+                .map(|a| AttachmentReport {
+                    name: a.name.clone(),
+                    joint: c.skeleton.names.get(a.joint).cloned().unwrap_or_default(),
+                    vertices: a.mesh.vertex_count(),
+                    triangles: a.mesh.triangle_count(),
+                })
+                .collect(),
             clips: c
                 .clips
                 .iter()
@@ -265,6 +286,19 @@ impl Report {
                 m.materials.len(),
                 m.images
             );
+        }
+        if !self.attachments.is_empty() {
+            let _ = writeln!(s, "attached   {} meshes carried by joints", self.attachments.len());
+            for a in self.attachments.iter().take(PARTS_SHOWN) {
+                let _ = writeln!(s, "  {} on {}: {} vertices", a.name, a.joint, a.vertices);
+            }
+            if self.attachments.len() > PARTS_SHOWN {
+                let _ = writeln!(
+                    s,
+                    "  … {} more (--json lists all)",
+                    self.attachments.len() - PARTS_SHOWN
+                );
+            }
         }
         match &self.bounds {
             Some(b) => {

@@ -94,6 +94,7 @@ pub fn run(args: &Args) -> Result<String> {
     // Where the file shows its mesh (a whole-character transform kept in its skeleton, which
     // the new skeleton replaces): the rig is put there too.
     let placement = rigml_rig::scene::shown_placement(&loaded);
+    let (attachments, old_skeleton) = (loaded.attachments.clone(), loaded.skeleton.clone());
     let name = args
         .input
         .file_stem()
@@ -133,6 +134,8 @@ pub fn run(args: &Args) -> Result<String> {
     if let Some(m) = placement {
         rigml_rig::scene::place_in_scene(&mut character.skeleton, m);
     }
+    // Props, hats and horns the file's joints carried hang from the new joints nearest them.
+    character.attachments = rigml_rig::scene::reattach(&attachments, &old_skeleton, &character.skeleton);
     let stage_s = |from: Stage, to: Stage| {
         let at = |s: Stage| marks.iter().find(|m| m.0 == s).map(|m| m.1);
         at(from).zip(at(to)).map_or(0.0, |(a, b)| (b - a).as_secs_f64())
@@ -156,6 +159,10 @@ pub fn run(args: &Args) -> Result<String> {
             "joint_names": character.skeleton.names,
             "max_influences": influences,
             "input_skeleton_ignored": had_skeleton,
+            "attachments": character.attachments.iter().map(|a| serde_json::json!({
+                "name": a.name,
+                "joint": character.skeleton.names[a.joint],
+            })).collect::<Vec<_>>(),
             "placement": placement.map(|m| {
                 let (scale, axis, angle, translation) = describe(m);
                 serde_json::json!({
@@ -201,6 +208,13 @@ pub fn run(args: &Args) -> Result<String> {
         placer.name(),
         solver.name(),
     );
+    for a in &character.attachments {
+        let _ = writeln!(
+            out,
+            "note: {} (carried by a joint of the input) now hangs from {}",
+            a.name, character.skeleton.names[a.joint]
+        );
+    }
     let _ = writeln!(out, "wrote {} ({total_s:.2} s in all)", args.output.display());
     Ok(out)
 }

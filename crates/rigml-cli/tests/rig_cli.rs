@@ -85,6 +85,46 @@ fn rig_shows_the_mesh_where_the_input_file_did() {
     assert!(stored.map(|(p, q)| p.distance(*q)).fold(0.0f32, f32::max) < 1e-6 * artist.size());
 }
 
+/// Where each attachment's vertices show, on average, in the rest pose.
+fn attachment_middles(c: &rigml_core::Character) -> Vec<(String, glam::Vec3)> {
+    let rest = c.skeleton.rest_world();
+    c.attachments
+        .iter()
+        .map(|a| {
+            let m = rest[a.joint] * a.local;
+            let sum: glam::Vec3 = a.mesh.positions.iter().map(|p| m.transform_point3(*p)).sum();
+            (a.name.clone(), sum / a.mesh.positions.len() as f32)
+        })
+        .collect()
+}
+
+#[test]
+fn rig_keeps_the_props_a_skeleton_carried() {
+    // KayKit's mage: a hat, a cape, a wand, a staff and two spellbooks hang from its bones.
+    let dir = tempfile::tempdir().unwrap();
+    let source = common::asset("kaykit1-mage");
+    let o = rigml(dir.path(), &["rig", s(&source), "-o", "mage.glb", "--json"]);
+    assert_ok(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let hung: Vec<(&str, &str)> = v["attachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["name"].as_str().unwrap(), a["joint"].as_str().unwrap()))
+        .collect();
+    assert!(hung.contains(&("Mage_Hat", "Head")), "{hung:?}");
+    assert!(hung.contains(&("1H_Wand", "RightHand")), "{hung:?}");
+    let artist = rigml_io::load(&source).unwrap();
+    let rigged = rigml_io::load(&dir.path().join("mage.glb")).unwrap();
+    assert_eq!(rigged.attachments.len(), 6);
+    // The mage's rest pose is its bind pose: every prop shows where it did.
+    let after = attachment_middles(&rigged);
+    for (name, a) in attachment_middles(&artist) {
+        let b = after.iter().find(|x| x.0 == name).map(|x| x.1).expect("kept");
+        assert!(a.distance(b) < 1e-4 * artist.size(), "{name}: {a} vs {b}");
+    }
+}
+
 #[test]
 fn rig_bad_input_fails_cleanly_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();

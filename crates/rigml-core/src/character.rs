@@ -1,7 +1,7 @@
 //! A character: one mesh, one skeleton, its skin and its clips — the unit every reader
 //! produces and every algorithm takes.
 
-use crate::{Clip, CoreError, Mesh, Skeleton, Skin};
+use crate::{Attachment, Clip, CoreError, Mesh, Skeleton, Skin};
 use std::fmt;
 
 /// Bones shorter than this fraction of the character's size are reported as zero-length.
@@ -19,6 +19,8 @@ pub struct Character {
     pub skeleton: Skeleton,
     pub skin: Option<Skin>,
     pub clips: Vec<Clip>,
+    /// Meshes that joints carry rigidly (props, hats), outside the skinned mesh.
+    pub attachments: Vec<Attachment>,
 }
 
 /// Something suspicious that does not stop the data from being used, for `rigml inspect`.
@@ -64,6 +66,9 @@ impl Character {
         }
         for clip in &self.clips {
             clip.validate(self.skeleton.joint_count())?;
+        }
+        for a in &self.attachments {
+            a.validate(self.skeleton.joint_count(), self.mesh.materials.len())?;
         }
         Ok(())
     }

@@ -39,6 +39,8 @@ pub enum CoreError {
         image: usize,
         image_count: usize,
     },
+    #[error("attachment {name}: {problem}")]
+    Attachment { name: String, problem: String },
     #[error("skeleton: {what} has {got} entries, expected {expected} (one per joint)")]
     SkeletonLength {
         what: &'static str,

@@ -5,6 +5,7 @@
 //! No file I/O and no solvers live here (see `docs/ARCHITECTURE.md`). Index letters follow the
 //! project style: `v` vertices, `j` joints, `f` frames, `t` triangles.
 
+pub mod attachment;
 pub mod character;
 pub mod clip;
 pub mod error;
@@ -17,6 +18,7 @@ pub mod skin;
 pub mod skinning;
 pub mod transform;
 
+pub use attachment::Attachment;
 pub use character::{Character, Problem};
 pub use clip::{Channel, ChannelValues, Clip, Interpolation};
 pub use error::CoreError;

@@ -123,6 +123,14 @@ impl Mesh {
     /// Check the invariants: finite positions, triangle indices in range, attribute lengths,
     /// parts within bounds.
     pub fn validate(&self) -> Result<(), CoreError> {
+        self.validate_with_materials(self.materials.len())?;
+        crate::material::validate(&self.materials, &self.images)
+    }
+
+    /// [`Mesh::validate`] with the parts' materials checked against `material_count` materials
+    /// kept elsewhere (an [`crate::Attachment`]'s parts use the character's), and no check of
+    /// this mesh's own materials.
+    pub fn validate_with_materials(&self, material_count: usize) -> Result<(), CoreError> {
         let n = self.positions.len();
         if let Some(vertex) = self.positions.iter().position(|p| !p.is_finite()) {
             return Err(CoreError::NonFinitePosition { vertex });
@@ -147,15 +155,15 @@ impl Mesh {
                     vertex_count: n,
                 });
             }
-            if let Some(material) = p.material.filter(|&m| m >= self.materials.len()) {
+            if let Some(material) = p.material.filter(|&m| m >= material_count) {
                 return Err(CoreError::MaterialOutOfRange {
                     part,
                     material,
-                    material_count: self.materials.len(),
+                    material_count,
                 });
             }
         }
-        crate::material::validate(&self.materials, &self.images)
+        Ok(())
     }
 }
 

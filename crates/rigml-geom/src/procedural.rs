@@ -326,6 +326,7 @@ pub fn demo_humanoid() -> Result<Character, CoreError> {
         skeleton,
         skin: Some(skin.finish()),
         clips: vec![clip],
+        attachments: Vec::new(),
     };
     character.validate()?;
     Ok(character)

@@ -198,6 +198,7 @@ pub fn from_text(text: &str, mesh: Mesh, path: &Path) -> Result<Character, IoErr
         skeleton,
         skin,
         clips: Vec::new(),
+        attachments: Vec::new(),
     })
 }
 
@@ -379,6 +380,7 @@ mod tests {
             skeleton,
             skin: Some(Skin::from_dense(&dense, 4, 4).unwrap()),
             clips: Vec::new(),
+            attachments: Vec::new(),
         };
         let text = to_rig_txt(&c, Path::new("m.txt")).unwrap();
         let back = from_text(&text, mesh, Path::new("m.txt")).unwrap();

@@ -459,6 +459,7 @@ mod tests {
             skeleton,
             skin: Some(skin),
             clips: Vec::new(),
+            attachments: Vec::new(),
         }
     }
 

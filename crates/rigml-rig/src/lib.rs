@@ -114,6 +114,7 @@ pub fn rig_with_progress(
         skeleton,
         skin: Some(skin),
         clips: Vec::new(),
+        attachments: Vec::new(),
     };
     character.validate()?;
     progress(Stage::Done);

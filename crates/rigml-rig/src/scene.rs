@@ -1,5 +1,5 @@
-//! Where a file shows its mesh, so that a rig replacing the file's own skeleton shows the mesh
-//! in the same place.
+//! What a rig that replaces a file's own skeleton keeps of the file: where it shows its mesh
+//! ([`shown_placement`], [`place_in_scene`]) and the meshes its joints carried ([`reattach`]).
 //!
 //! A skinned mesh is drawn through its joints: glTF ignores a skinned mesh node's transform,
 //! and the vertices are stored in bind space. Many files keep a whole-character transform in
@@ -11,7 +11,7 @@
 //! skeleton's roots; vertices, skin weights and inverse bind matrices stay as they are.
 
 use glam::{Mat4, Vec3};
-use rigml_core::{Character, Skeleton, Transform};
+use rigml_core::{Attachment, Character, Skeleton, Transform};
 
 /// Relative size, against the mesh, of a placement's largest effect on a vertex below which it
 /// counts as none (float noise of the file's own matrices).
@@ -53,6 +53,32 @@ pub fn shown_placement(character: &Character) -> Option<Mat4> {
         .map(|p| placement.transform_point3(*p).distance(*p))
         .fold(0.0f32, f32::max);
     (moved.is_finite() && moved > NO_PLACEMENT * size).then_some(placement)
+}
+
+/// The attachments of a character with skeleton `old` (props, hats, horns), hung from the
+/// joints of `new`, a skeleton placed in the same bind space: each goes to the new joint
+/// nearest the middle of its vertices (in the bind pose), and keeps its place in bind space,
+/// so it shows where it did when the rest poses are the bind poses (up to the placement both
+/// carry). Without new joints there is nothing to hang them from, and none are kept.
+pub fn reattach(attachments: &[Attachment], old: &Skeleton, new: &Skeleton) -> Vec<Attachment> {
+    let new_bind = new.bind_world();
+    let heads: Vec<Vec3> = new_bind.iter().map(|m| m.w_axis.truncate()).collect();
+    attachments
+        .iter()
+        .filter_map(|a| {
+            let bind = old.inverse_bind.get(a.joint)?.inverse() * a.local;
+            let n = a.mesh.positions.len().max(1) as f32;
+            let middle = bind.transform_point3(a.mesh.positions.iter().copied().sum::<Vec3>() / n);
+            let joint =
+                (0..heads.len()).min_by(|&i, &k| heads[i].distance(middle).total_cmp(&heads[k].distance(middle)))?;
+            Some(Attachment {
+                name: a.name.clone(),
+                joint,
+                local: new_bind[joint].inverse() * bind,
+                mesh: a.mesh.clone(),
+            })
+        })
+        .collect()
 }
 
 /// The root with the most joints under it (the first such root on a tie).
@@ -114,6 +140,7 @@ mod tests {
             skeleton,
             skin: Some(skin),
             clips: Vec::new(),
+            attachments: Vec::new(),
         }
     }
 
@@ -160,6 +187,39 @@ mod tests {
         assert!(shown_placement(&c).unwrap().abs_diff_eq(turn, 1e-6));
         c.skeleton.rest_local[0].scale = Vec3::new(1.0, 2.0, 1.0);
         assert_eq!(shown_placement(&c), None);
+    }
+
+    #[test]
+    fn attachments_keep_their_place_on_the_nearest_new_joint() {
+        let old = bar();
+        // A hat on joint b (at z = 1), 0.5 above it in b's space.
+        let hat = Attachment {
+            name: "hat".into(),
+            joint: 1,
+            local: Mat4::from_translation(Vec3::new(0.0, 0.0, 0.5)),
+            mesh: Mesh {
+                positions: vec![Vec3::X * 0.1, Vec3::Y * 0.1, Vec3::ZERO],
+                triangles: vec![[0, 1, 2]],
+                ..Mesh::default()
+            },
+        };
+        // A new skeleton: joints at z = 0, 1.4 and 3.
+        let mut new = Skeleton {
+            names: vec!["r".into(), "m".into(), "t".into()],
+            parents: vec![None, Some(0), Some(1)],
+            rest_local: vec![
+                Transform::IDENTITY,
+                Transform::from_translation(Vec3::Z * 1.4),
+                Transform::from_translation(Vec3::Z * 1.6),
+            ],
+            inverse_bind: Vec::new(),
+        };
+        new.bind_to_rest();
+        let moved = reattach(std::slice::from_ref(&hat), &old.skeleton, &new);
+        assert_eq!(moved[0].joint, 1, "nearest to the hat's middle (z = 1.5)");
+        let place = |s: &Skeleton, a: &Attachment| s.bind_world()[a.joint] * a.local;
+        assert!(place(&new, &moved[0]).abs_diff_eq(place(&old.skeleton, &hat), 1e-6));
+        assert!(reattach(&[hat], &old.skeleton, &Skeleton::default()).is_empty());
     }
 
     #[test]

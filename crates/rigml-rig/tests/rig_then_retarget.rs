@@ -50,6 +50,7 @@ fn bare_mesh(id: &str) -> rigml_core::Mesh {
         skeleton: Skeleton::default(),
         skin: None,
         clips: Vec::new(),
+        attachments: Vec::new(),
     };
     let obj = scratch(&format!("{id}.obj"));
     rigml_io::save(&bare, &obj, SaveOptions { force: true }).unwrap_or_else(|e| panic!("{e}"));

@@ -237,6 +237,7 @@ pub fn build_rig(d: &Decomposition, name: &str, fps: f32) -> Result<Rig, SeqErro
         skeleton,
         skin: Some(skin),
         clips: vec![clip],
+        attachments: Vec::new(),
     };
     character.validate()?;
     Ok(Rig {

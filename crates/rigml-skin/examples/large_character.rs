@@ -26,6 +26,7 @@ fn main() -> Result<()> {
         skeleton,
         skin: None,
         clips: Vec::new(),
+        attachments: Vec::new(),
     };
     rigml_io::save(&character, &path, SaveOptions { force: false })?;
     println!(

@@ -33,6 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             skeleton,
             skin: Some(skin),
             clips: Vec::new(),
+            attachments: Vec::new(),
         };
         let path = dir.join(format!("{stem}.glb"));
         rigml_io::save(&character, &path, SaveOptions { force })?;

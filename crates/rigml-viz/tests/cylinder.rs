@@ -59,6 +59,7 @@ fn cylinder() -> Character {
         skeleton,
         skin: Some(skin),
         clips: Vec::new(),
+        attachments: Vec::new(),
     };
     character.validate().unwrap();
     character

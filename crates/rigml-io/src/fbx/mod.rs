@@ -80,6 +80,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Character, IoError> {
         skeleton: joints.skeleton,
         skin,
         clips,
+        attachments: Vec::new(),
     };
     character.validate().map_err(|e| IoError::invalid(path, e))?;
     Ok(character)

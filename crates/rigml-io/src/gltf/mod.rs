@@ -2,8 +2,10 @@
 //!
 //! **Reading** (METRICS.md §1): the character is every node of the scene that has both a mesh
 //! and a skin, in depth-first order, one [`rigml_core::MeshPart`] per primitive, vertices in
-//! accessor order. Nodes with a mesh but no skin (weapons parented to bones) are not part of
-//! it. The skeleton is the union of those nodes' skins' joints plus any node between two joints;
+//! accessor order. Nodes with a mesh but no skin under a joint (weapons, hats, horns) are the
+//! character's attachments, each following its nearest joint ancestor; unskinned meshes under
+//! no joint are left out, with a warning. Materials, textures and images go with the mesh
+//! (`material.rs`). The skeleton is the union of those nodes' skins' joints plus any node between two joints;
 //! non-joint ancestors of a root joint are baked into its rest transform so that joint world
 //! matrices equal the glTF global transforms, and skins bound in different spaces are brought
 //! into one (see `skeleton.rs`). A file with no skinned mesh gives its unskinned meshes (node
@@ -11,7 +13,10 @@
 //! bounds checks: malformed input gives an [`IoError`] naming the JSON path, never a panic.
 //!
 //! **Writing**: one mesh with one primitive per part (vertex order round-trips), a node per
-//! joint, one skin, and one sampler per clip channel; output passes the Khronos validator.
+//! joint, one skin, a mesh and node per attachment under its joint, and one sampler per clip
+//! channel; output passes the Khronos validator. A scale every root shares (a 100x armature
+//! baked into the roots on reading) is written on a node above them, as the source had it, so
+//! that Blender sizes the bones as in the source.
 //! Two things glTF cannot say travel in primitive `extras`, read back by rigml: `rigml_part`
 //! (the part's name) and `rigml_unskinned` (vertices without influences, which are written
 //! with weight 1 on joint 0 because glTF requires weights summing to 1). Clips without
@@ -42,7 +47,7 @@ use accessor::Doc;
 use hierarchy::Hierarchy;
 use json::{fail, unsupported, Fail};
 use mesh::{MeshBuild, Placement};
-use rigml_core::{Character, Skeleton};
+use rigml_core::{Attachment, Character, Skeleton};
 use std::path::Path;
 
 /// Extensions that change how geometry is stored; rigml cannot decode them.
@@ -153,6 +158,11 @@ fn parse(bytes: &[u8], path: &Path, options: ReadOptions) -> Result<ReadOutcome,
         }
     }
     let (mut mesh, skin, mut warnings) = meshes.finish();
+    let attachments = if skinned.is_empty() {
+        Vec::new()
+    } else {
+        read_attachments(&doc, &tree, &built.joint_of_node, options.repair, &mut warnings)?
+    };
     let looks = material::read(&doc)?;
     warnings.extend(looks.warnings);
     mesh.materials = looks.materials;
@@ -171,9 +181,58 @@ fn parse(bytes: &[u8], path: &Path, options: ReadOptions) -> Result<ReadOutcome,
             skeleton,
             skin,
             clips,
+            attachments,
         },
         warnings,
     })
+}
+
+/// Unskinned meshes under a joint (props, hats, horns): each follows its nearest joint
+/// ancestor, through the node transforms in between. Unskinned meshes under no joint are not
+/// part of the character (a warning says so).
+fn read_attachments(
+    doc: &Doc,
+    tree: &Hierarchy,
+    joint_of_node: &std::collections::HashMap<usize, usize>,
+    repair: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Attachment>, Fail> {
+    let mut attachments = Vec::new();
+    for &n in tree
+        .order
+        .iter()
+        .filter(|&&n| tree.nodes[n].mesh.is_some() && tree.nodes[n].skin.is_none())
+    {
+        let mut local = tree.nodes[n].local;
+        let mut up = tree.parent[n];
+        while let Some(p) = up.filter(|p| !joint_of_node.contains_key(p)) {
+            local = tree.nodes[p].local * local;
+            up = tree.parent[p];
+        }
+        let name = tree.nodes[n].name.clone().unwrap_or_else(|| format!("node{n}"));
+        let Some(joint) = up.and_then(|p| joint_of_node.get(&p).copied()) else {
+            warnings.push(format!(
+                "nodes[{n}] ({name}): an unskinned mesh under no joint, not part of the character"
+            ));
+            continue;
+        };
+        let mut build = MeshBuild::new(None, repair)?;
+        let place = Placement {
+            name: name.clone(),
+            transform: None,
+            joints: None,
+        };
+        add_node_mesh(&mut build, doc, tree, n, &place)?;
+        let (mesh, _, more) = build.finish();
+        warnings.extend(more);
+        attachments.push(Attachment {
+            name,
+            joint,
+            local,
+            mesh,
+        });
+    }
+    Ok(attachments)
 }
 
 fn add_node_mesh(meshes: &mut MeshBuild, doc: &Doc, tree: &Hierarchy, n: usize, place: &Placement) -> Result<(), Fail> {

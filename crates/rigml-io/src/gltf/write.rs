@@ -136,9 +136,14 @@ fn document(character: &Character, path: &Path, bin_uri: Option<&str>) -> Result
     }
     let mut out = Out::default();
     let children = skeleton.children();
+    let lift = common_root_scale(skeleton);
     let mut nodes: Vec<Value> = (0..joint_count)
         .map(|j| {
-            let t = &skeleton.rest_local[j];
+            let mut t = skeleton.rest_local[j];
+            if let (Some(s), None) = (lift, skeleton.parents[j]) {
+                t.translation /= s;
+                t.scale /= s;
+            }
             let mut node = json!({
                 "name": skeleton.names[j],
                 "translation": t.translation.to_array(),
@@ -152,10 +157,18 @@ fn document(character: &Character, path: &Path, bin_uri: Option<&str>) -> Result
         })
         .collect();
     let mut scene_nodes: Vec<usize> = (0..joint_count).filter(|&j| skeleton.parents[j].is_none()).collect();
-    if scene_nodes.len() > 1 {
+    if scene_nodes.len() > 1 || lift.is_some() {
         // glTF wants a skin's joints under one common root (SKIN_NO_COMMON_ROOT): gather several
-        // root joints under an identity node that is not a joint; readers bake it away.
-        nodes.push(json!({"name": format!("{}_skeleton", character.name), "children": scene_nodes}));
+        // root joints under a node that is not a joint; readers bake it away. It also carries
+        // the roots' common scale, as the armature object of the file rigml read did: Blender
+        // makes that node the armature object and sizes its bones in the unscaled space,
+        // where a scale on the root bone would make every bone, and the offset of every mesh
+        // parented to a bone, `scale` times too long.
+        let mut gather = json!({"name": format!("{}_skeleton", character.name), "children": scene_nodes});
+        if let Some(s) = lift {
+            gather["scale"] = json!([s, s, s]);
+        }
+        nodes.push(gather);
         scene_nodes = vec![nodes.len() - 1];
     }
     let mut root = Map::new();
@@ -179,15 +192,34 @@ fn document(character: &Character, path: &Path, bin_uri: Option<&str>) -> Result
         }
         nodes.push(node);
         scene_nodes.push(nodes.len() - 1);
-        root.insert(
-            "meshes".into(),
-            json!([{"name": character.name, "primitives": primitives}]),
-        );
     }
-    if !primitives.is_empty() && !character.mesh.materials.is_empty() {
+    let mut meshes: Vec<Value> = Vec::new();
+    if !primitives.is_empty() {
+        meshes.push(json!({"name": character.name, "primitives": primitives}));
+    }
+    // Attachments: a mesh each, on a node under their joint.
+    for a in &character.attachments {
+        let carried = self::primitives(&mut out, &a.mesh, None, path)?;
+        if carried.is_empty() {
+            continue;
+        }
+        meshes.push(json!({"name": a.name, "primitives": carried}));
+        let mut node = json!({"name": a.name, "mesh": meshes.len() - 1});
+        place_node(&mut node, &a.local);
+        nodes.push(node);
+        let child = nodes.len() - 1;
+        match nodes[a.joint].get_mut("children").and_then(Value::as_array_mut) {
+            Some(children) => children.push(json!(child)),
+            None => nodes[a.joint]["children"] = json!([child]),
+        }
+    }
+    if !meshes.is_empty() {
+        root.insert("meshes".into(), json!(meshes));
+    }
+    if !meshes.is_empty() && !character.mesh.materials.is_empty() {
         looks(&mut out, &character.mesh, &mut root);
     }
-    let animations = animations(&mut out, character);
+    let animations = animations(&mut out, character, lift);
     if !animations.is_empty() {
         root.insert("animations".into(), json!(animations));
     }
@@ -323,6 +355,35 @@ fn indices(out: &mut Out, tris: &[[u32; 3]], v0: usize, count: usize) -> Result<
         Some(ELEMENT_ARRAY_BUFFER),
         meta(component, tris.len() * 3, "SCALAR"),
     ))
+}
+
+/// The uniform scale every root joint's rest transform shares, when it is not 1 (files that
+/// keep Z-up vertices under an armature scaled 100x, with that armature baked into the roots
+/// on reading): written on the node gathering the roots instead of on the roots.
+fn common_root_scale(skeleton: &rigml_core::Skeleton) -> Option<f32> {
+    let mut roots = (0..skeleton.joint_count()).filter(|&j| skeleton.parents[j].is_none());
+    let s = skeleton.rest_local[roots.next()?].scale;
+    let uniform = |v: glam::Vec3| (v.max_element() - v.min_element()).abs() <= 1e-6 * v.max_element().abs();
+    let lifted = s.x.is_finite() && s.x > 0.0 && uniform(s) && (s.x - 1.0).abs() > 1e-4;
+    (lifted && roots.all(|j| skeleton.rest_local[j].scale == s)).then_some(s.x)
+}
+
+/// A node's transform: translation, rotation and scale when `m` is one (within float
+/// rounding), else the matrix.
+fn place_node(node: &mut Value, m: &glam::Mat4) {
+    if *m == glam::Mat4::IDENTITY {
+        return;
+    }
+    let (scale, rotation, translation) = m.to_scale_rotation_translation();
+    let back = glam::Mat4::from_scale_rotation_translation(scale, rotation, translation);
+    let size = m.to_cols_array().iter().fold(1f32, |a, x| a.max(x.abs()));
+    if back.abs_diff_eq(*m, 1e-6 * size) && scale.min_element() > 0.0 {
+        node["translation"] = json!(translation.to_array());
+        node["rotation"] = json!(rotation.normalize().to_array());
+        node["scale"] = json!(scale.to_array());
+    } else {
+        node["matrix"] = json!(m.to_cols_array());
+    }
 }
 
 /// Materials, textures, samplers and images into the document (images as buffer views;
@@ -482,15 +543,19 @@ fn skin_attributes(
 
 /// One animation per clip that has channels (glTF requires at least one), one sampler per
 /// channel.
-fn animations(out: &mut Out, character: &Character) -> Vec<Value> {
+fn animations(out: &mut Out, character: &Character, lift: Option<f32>) -> Vec<Value> {
     let mut list = Vec::new();
     for clip in &character.clips {
         let (mut samplers, mut channels) = (Vec::new(), Vec::new());
         for c in clip.channels.iter().filter(|c| !c.times.is_empty()) {
             let input = out.times(&c.times);
+            // A root's translation and scale are written under the lifted common scale.
+            let under = lift
+                .filter(|_| character.skeleton.parents.get(c.joint) == Some(&None))
+                .unwrap_or(1.0);
             let output = match &c.values {
                 ChannelValues::Translation(v) | ChannelValues::Scale(v) => {
-                    let data: Vec<f32> = v.iter().flat_map(|x| x.to_array()).collect();
+                    let data: Vec<f32> = v.iter().flat_map(|x| (*x / under).to_array()).collect();
                     out.floats(&data, "VEC3", 3, None, false)
                 }
                 ChannelValues::Rotation(v) => {

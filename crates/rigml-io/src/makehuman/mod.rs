@@ -201,6 +201,7 @@ pub fn from_parts(
         skeleton,
         skin: Some(skin),
         clips: Vec::new(),
+        attachments: Vec::new(),
     })
 }
 

@@ -150,6 +150,7 @@ mod tests {
             skeleton,
             skin: None,
             clips: vec![],
+            attachments: Vec::new(),
         }
     }
 
