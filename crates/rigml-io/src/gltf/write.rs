@@ -365,7 +365,8 @@ fn common_root_scale(skeleton: &rigml_core::Skeleton) -> Option<f32> {
     let s = skeleton.rest_local[roots.next()?].scale;
     let uniform = |v: glam::Vec3| (v.max_element() - v.min_element()).abs() <= 1e-6 * v.max_element().abs();
     let lifted = s.x.is_finite() && s.x > 0.0 && uniform(s) && (s.x - 1.0).abs() > 1e-4;
-    (lifted && roots.all(|j| skeleton.rest_local[j].scale == s)).then_some(s.x)
+    let same = |v: glam::Vec3| (v - s).abs().max_element() <= 1e-6 * s.x;
+    (lifted && roots.all(|j| same(skeleton.rest_local[j].scale))).then_some(s.x)
 }
 
 /// A node's transform: translation, rotation and scale when `m` is one (within float
