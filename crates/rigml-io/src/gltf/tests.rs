@@ -540,8 +540,27 @@ fn damaged_files_never_panic() {
     let mut b = Builder::default();
     let joints = b.u8s(&[0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0], "VEC4", false);
     let weights = b.u16s(&[65535, 0, 0, 0, 30000, 35535, 0, 0, 65535, 0, 0, 0], "VEC4", true);
-    let doc = skinned(&mut b, json!({"JOINTS_0": joints, "WEIGHTS_0": weights}));
+    let mut doc = skinned(&mut b, json!({"JOINTS_0": joints, "WEIGHTS_0": weights}));
+    // A textured material and a prop hanging from the second joint, so that damage reaches
+    // the material, image and attachment readers too.
+    let image = b.view(PNG);
+    doc["meshes"][0]["primitives"][0]["material"] = json!(0);
+    doc["materials"] = json!([{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}]);
+    doc["textures"] = json!([{"source": 0, "sampler": 0}]);
+    doc["samplers"] = json!([{"wrapS": 33071}]);
+    doc["images"] = json!([{"bufferView": image, "mimeType": "image/png"}]);
+    let prop = doc["meshes"][0].clone();
+    doc["meshes"].as_array_mut().unwrap().push(prop);
+    doc["nodes"][1]["children"] = json!([3]);
+    let prop = json!({"name": "prop", "mesh": 1, "translation": [0.0, 0.5, 0.0]});
+    doc["nodes"].as_array_mut().unwrap().push(prop);
     let good = b.glb(doc);
+    let c = read_glb(&good);
+    assert_eq!(
+        (c.attachments.len(), c.mesh.images.len()),
+        (1, 1),
+        "the undamaged file has both"
+    );
     for len in 0..good.len() {
         let _ = from_bytes(&good[..len], &path());
     }
