@@ -121,7 +121,7 @@ impl Mesh {
     }
 
     /// Check the invariants: finite positions, triangle indices in range, attribute lengths,
-    /// parts within bounds.
+    /// parts within bounds, and materials and texture images that exist.
     pub fn validate(&self) -> Result<(), CoreError> {
         self.validate_with_materials(self.materials.len())?;
         crate::material::validate(&self.materials, &self.images)
