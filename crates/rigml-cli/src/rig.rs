@@ -94,7 +94,6 @@ pub fn run(args: &Args) -> Result<String> {
     // Where the file shows its mesh (a whole-character transform kept in its skeleton, which
     // the new skeleton replaces): the rig is put there too.
     let placement = rigml_rig::scene::shown_placement(&loaded);
-    let (attachments, old_skeleton) = (loaded.attachments.clone(), loaded.skeleton.clone());
     let name = args
         .input
         .file_stem()
@@ -119,16 +118,15 @@ pub fn run(args: &Args) -> Result<String> {
         });
         marks.push((stage, Instant::now()));
     };
-    let vertices = loaded.mesh.vertex_count();
-    let rigged = rigml_rig::rig_with_progress(
-        &name,
-        loaded.mesh,
-        placer.as_ref(),
-        solver.as_ref(),
-        &options,
-        &mut progress,
-    )
-    .map_err(|e| anyhow!("{}: {e}", args.input.display()));
+    let rigml_core::Character {
+        mesh,
+        skeleton: old_skeleton,
+        attachments,
+        ..
+    } = loaded;
+    let vertices = mesh.vertex_count();
+    let rigged = rigml_rig::rig_with_progress(&name, mesh, placer.as_ref(), solver.as_ref(), &options, &mut progress)
+        .map_err(|e| anyhow!("{}: {e}", args.input.display()));
     bar.finish_and_clear();
     let mut character = rigged?;
     if let Some(m) = placement {

@@ -136,6 +136,7 @@ fn blender_imports_our_glbs_cleanly() {
             "weights",
             "clips",
             "materials",
+            "attached",
         ] {
             assert_eq!(
                 checks.get(name).and_then(Value::as_str),

@@ -284,12 +284,12 @@ impl<'a> Doc<'a> {
         Ok(())
     }
 
-    /// The bytes of buffer view `index` and its byte stride.
     /// The bytes of buffer view `index` (images: encoded files stored in the buffer).
     pub fn view_bytes(&self, index: usize, referrer: impl Here) -> Result<&[u8], Fail> {
         Ok(self.view(index, referrer)?.0)
     }
 
+    /// The bytes of buffer view `index` and its byte stride.
     fn view(&self, index: usize, referrer: impl Here) -> Result<(&[u8], Option<usize>), Fail> {
         let view = json::item(self.buffer_views, index, "bufferView", referrer)?;
         let here = at(move |f| write!(f, "bufferViews[{index}]"));

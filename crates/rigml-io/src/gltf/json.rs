@@ -137,6 +137,18 @@ pub(super) fn flag(obj: &Obj, key: &str, path: impl Here) -> Result<bool, Fail> 
     }
 }
 
+/// Optional `obj[key]` as a finite number.
+pub(super) fn opt_float(obj: &Obj, key: &str, path: impl Here) -> Result<Option<f32>, Fail> {
+    obj.get(key)
+        .map(|v| {
+            v.as_f64()
+                .map(|x| x as f32)
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| fail(format!("{}: expected a number", join(path, key))))
+        })
+        .transpose()
+}
+
 /// Optional `obj[key]` as exactly `N` numbers.
 pub(super) fn opt_floats<const N: usize>(obj: &Obj, key: &str, path: impl Here) -> Result<Option<[f32; N]>, Fail> {
     let Some(value) = obj.get(key) else {

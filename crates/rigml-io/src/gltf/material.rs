@@ -60,19 +60,22 @@ impl Reader<'_, '_> {
         if let Some(pbr) = obj.get("pbrMetallicRoughness") {
             let path = format!("{here}.pbrMetallicRoughness");
             let pbr = json::object(pbr, &path)?;
-            m.base_color = json::opt_floats::<4>(pbr, "baseColorFactor", &path)?.unwrap_or(m.base_color);
-            m.metallic = number(pbr, "metallicFactor", &path)?.unwrap_or(m.metallic);
-            m.roughness = number(pbr, "roughnessFactor", &path)?.unwrap_or(m.roughness);
+            m.base_color = fractions::<4>(pbr, "baseColorFactor", &path)?.unwrap_or(m.base_color);
+            m.metallic = fractions::<1>(pbr, "metallicFactor", &path)?.map_or(m.metallic, |[x]| x);
+            m.roughness = fractions::<1>(pbr, "roughnessFactor", &path)?.map_or(m.roughness, |[x]| x);
             m.base_color_texture = self.slot(pbr, "baseColorTexture", None, &path)?;
             m.metallic_roughness_texture = self.slot(pbr, "metallicRoughnessTexture", None, &path)?;
         }
-        m.normal_texture = self.slot(obj, "normalTexture", Some("scale"), here)?;
-        m.occlusion_texture = self.slot(obj, "occlusionTexture", Some("strength"), here)?;
-        m.emissive = json::opt_floats::<3>(obj, "emissiveFactor", here)?.unwrap_or(m.emissive);
+        m.normal_texture = self.slot(obj, "normalTexture", Some(("scale", false)), here)?;
+        m.occlusion_texture = self.slot(obj, "occlusionTexture", Some(("strength", true)), here)?;
+        m.emissive = fractions::<3>(obj, "emissiveFactor", here)?.unwrap_or(m.emissive);
         m.emissive_texture = self.slot(obj, "emissiveTexture", None, here)?;
         m.alpha = match json::opt_str(obj, "alphaMode", here)? {
             None | Some("OPAQUE") => AlphaMode::Opaque,
-            Some("MASK") => AlphaMode::Mask(number(obj, "alphaCutoff", here)?.unwrap_or(0.5)),
+            Some("MASK") => match json::opt_float(obj, "alphaCutoff", here)? {
+                Some(c) if c < 0.0 => return Err(fail(format!("{here}.alphaCutoff: {c} is negative"))),
+                c => AlphaMode::Mask(c.unwrap_or(0.5)),
+            },
             Some("BLEND") => AlphaMode::Blend,
             Some(other) => return Err(fail(format!("{here}.alphaMode: {other:?} (OPAQUE, MASK or BLEND)"))),
         };
@@ -85,8 +88,15 @@ impl Reader<'_, '_> {
     }
 
     /// The texture slot `obj[key]` (a glTF textureInfo), with its `scale_key` value as the
-    /// slot's scale; `None` when absent or when its image cannot be carried (with a warning).
-    fn slot(&mut self, obj: &Obj, key: &str, scale_key: Option<&str>, here: &str) -> Result<Option<TextureSlot>, Fail> {
+    /// slot's scale (a fraction in 0..=1 when its flag says so: occlusion strength); `None`
+    /// when absent or when its image cannot be carried (with a warning).
+    fn slot(
+        &mut self,
+        obj: &Obj,
+        key: &str,
+        scale_key: Option<(&str, bool)>,
+        here: &str,
+    ) -> Result<Option<TextureSlot>, Fail> {
         let Some(info) = obj.get(key) else {
             return Ok(None);
         };
@@ -94,7 +104,8 @@ impl Reader<'_, '_> {
         let info = json::object(info, &path)?;
         let texture = json::req_index(info, "index", &path)?;
         let scale = match scale_key {
-            Some(k) => number(info, k, &path)?.unwrap_or(1.0),
+            Some((k, true)) => fractions::<1>(info, k, &path)?.map_or(1.0, |[x]| x),
+            Some((k, false)) => json::opt_float(info, k, &path)?.unwrap_or(1.0),
             None => 1.0,
         };
         let set = json::opt_index(info, "texCoord", &path)?.unwrap_or(0);
@@ -186,29 +197,42 @@ fn sniff(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
+/// glTF 2.0's sampler enumerations (§5.26): magnification filters, minification filters
+/// (the mag ones plus the four mipmap modes), wrap modes.
+const MAG_FILTERS: &[u32] = &[9728, 9729];
+const MIN_FILTERS: &[u32] = &[9728, 9729, 9984, 9985, 9986, 9987];
+const WRAPS: &[u32] = &[33071, 33648, 10497];
+
 fn sampler(obj: &Obj, here: &str) -> Result<Sampler, Fail> {
-    let code = |key: &str| -> Result<Option<u32>, Fail> {
+    let code = |key: &str, allowed: &[u32]| -> Result<Option<u32>, Fail> {
         json::opt_index(obj, key, here)?
-            .map(|v| u32::try_from(v).map_err(|_| fail(format!("{here}.{key}: {v} is not a glTF enumeration"))))
+            .map(|v| {
+                u32::try_from(v)
+                    .ok()
+                    .filter(|c| allowed.contains(c))
+                    .ok_or_else(|| fail(format!("{here}.{key}: {v} is not one of {allowed:?}")))
+            })
             .transpose()
     };
     let defaults = Sampler::default();
     Ok(Sampler {
-        mag_filter: code("magFilter")?,
-        min_filter: code("minFilter")?,
-        wrap_s: code("wrapS")?.unwrap_or(defaults.wrap_s),
-        wrap_t: code("wrapT")?.unwrap_or(defaults.wrap_t),
+        mag_filter: code("magFilter", MAG_FILTERS)?,
+        min_filter: code("minFilter", MIN_FILTERS)?,
+        wrap_s: code("wrapS", WRAPS)?.unwrap_or(defaults.wrap_s),
+        wrap_t: code("wrapT", WRAPS)?.unwrap_or(defaults.wrap_t),
     })
 }
 
-/// Optional `obj[key]` as a finite number.
-fn number(obj: &Obj, key: &str, here: &str) -> Result<Option<f32>, Fail> {
-    obj.get(key)
-        .map(|v| {
-            v.as_f64()
-                .map(|x| x as f32)
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| fail(format!("{here}.{key}: expected a number")))
-        })
-        .transpose()
+/// Optional `obj[key]`: `N` numbers in 0..=1 (colour factors, metalness, roughness, occlusion
+/// strength: glTF 2.0 §5.19), one number when `N` is 1.
+fn fractions<const N: usize>(obj: &Obj, key: &str, here: &str) -> Result<Option<[f32; N]>, Fail> {
+    let values = if N == 1 {
+        json::opt_float(obj, key, here)?.map(|x| [x; N])
+    } else {
+        json::opt_floats::<N>(obj, key, here)?
+    };
+    if let Some(bad) = values.iter().flatten().find(|x| !(0.0..=1.0).contains(*x)) {
+        return Err(fail(format!("{here}.{key}: {bad} is outside 0..=1")));
+    }
+    Ok(values)
 }

@@ -5,8 +5,8 @@
 //! accessor order. Nodes with a mesh but no skin under a joint (weapons, hats, horns) are the
 //! character's attachments, each following its nearest joint ancestor; unskinned meshes under
 //! no joint are left out, with a warning. Materials, textures and images go with the mesh
-//! (`material.rs`). The skeleton is the union of those nodes' skins' joints plus any node between two joints;
-//! non-joint ancestors of a root joint are baked into its rest transform so that joint world
+//! (`material.rs`). The skeleton is the union of those nodes' skins' joints plus any node
+//! between two joints; non-joint ancestors of a root joint are baked into its rest transform so that joint world
 //! matrices equal the glTF global transforms, and skins bound in different spaces are brought
 //! into one (see `skeleton.rs`). A file with no skinned mesh gives its unskinned meshes (node
 //! transforms applied) and the joints of all its skins. Accessors are read with rigml's own

@@ -700,6 +700,25 @@ fn broken_material_references_are_errors_naming_the_path() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("materials[0].alphaMode"), "{e}");
+    let e = with_materials(json!([{"pbrMetallicRoughness": {"metallicFactor": 2}}]), json!(0))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("materials[0].pbrMetallicRoughness.metallicFactor: 2 is outside 0..=1"),
+        "{e}"
+    );
+    let e = with_materials(json!([{"alphaMode": "MASK", "alphaCutoff": -1}]), json!(0))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("materials[0].alphaCutoff: -1 is negative"), "{e}");
+    let mut b = Builder::default();
+    let mut doc = skinned(&mut b, json!({}));
+    doc["materials"] = json!([{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}]);
+    doc["textures"] = json!([{"source": 0, "sampler": 0}]);
+    doc["samplers"] = json!([{"wrapS": 12345}]);
+    doc["images"] = json!([{"uri": "missing.png"}]);
+    let e = error(&b.glb(doc));
+    assert!(e.contains("samplers[0].wrapS: 12345 is not one of"), "{e}");
     let e = with_materials(json!([{"normalTexture": {"index": 9}}]), json!(0))
         .unwrap_err()
         .to_string();
