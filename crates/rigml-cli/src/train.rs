@@ -112,6 +112,8 @@ struct Summary {
     curves: String,
     /// Networks in the model (more than 1: an ensemble).
     members: usize,
+    /// The device the networks were fitted on (the CPU unless built with a GPU feature).
+    device: String,
     characters: usize,
     samples: usize,
     val_samples: usize,
@@ -314,7 +316,7 @@ pub fn run(args: &Args) -> Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "trained {} on {} characters ({} samples, {} val samples): {} steps in {:.1} s (features {:.1} s)",
+        "trained {} on {} characters ({} samples, {} val samples) on {}: {} steps in {:.1} s (features {:.1} s)",
         if summary.members > 1 {
             format!("{} networks", summary.members)
         } else {
@@ -323,6 +325,7 @@ pub fn run(args: &Args) -> Result<String> {
         summary.characters,
         summary.samples,
         summary.val_samples,
+        summary.device,
         summary.steps,
         summary.seconds_training,
         summary.seconds_features
@@ -504,6 +507,7 @@ fn summarise(args: &Args, curves: &Path, run: &Run) -> Summary {
         model: args.output.display().to_string(),
         curves: curves.display().to_string(),
         members: usize::from(args.members),
+        device: format!("{:?}", rigml_learn::training_device()),
         characters: run.ids.len(),
         samples: run.samples,
         val_samples: run.val_samples,

@@ -100,6 +100,8 @@ const MAX_COPIES: usize = 64;
 struct Summary {
     model: String,
     curves: String,
+    /// The device the network was fitted on (the CPU unless built with a GPU feature).
+    device: String,
     characters: usize,
     clouds: usize,
     val_clouds: usize,
@@ -400,6 +402,7 @@ pub fn run(args: &Args) -> Result<String> {
     let summary = Summary {
         model: args.output.display().to_string(),
         curves: curves.display().to_string(),
+        device: format!("{:?}", rigml_learn::training_device()),
         characters: ids.len(),
         clouds: train_clouds.len(),
         val_clouds: val_clouds.len(),
@@ -421,10 +424,11 @@ pub fn run(args: &Args) -> Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "trained on {} characters ({} clouds, {} val clouds): {} steps in {:.1} s (data {:.1} s, settings {:.1} s)",
+        "trained on {} characters ({} clouds, {} val clouds) on {}: {} steps in {:.1} s (data {:.1} s, settings {:.1} s)",
         summary.characters,
         summary.clouds,
         summary.val_clouds,
+        summary.device,
         summary.steps,
         summary.seconds_training,
         summary.seconds_data,

@@ -58,6 +58,13 @@ fn an_ensemble_is_trained_saved_and_used() {
     let summary: Value = serde_json::from_slice(&o.stdout).expect("train --json prints one JSON object");
     assert_eq!(summary["members"], 2);
     assert_eq!(summary["characters"], 2);
+    if !cfg!(feature = "wgpu") {
+        assert_eq!(
+            summary["device"],
+            format!("{:?}", rigml_learn::device()),
+            "the CPU build trains on the CPU"
+        );
+    }
     assert!(dir.path().join("ens-curves.png").is_file());
 
     let model = ModelFile::load(&dir.path().join("ens.safetensors")).unwrap();
@@ -121,6 +128,13 @@ fn the_skeleton_trainer_writes_a_model_its_curves_and_a_checkpoint() {
     assert_ok(&o);
     let summary: Value = serde_json::from_slice(&o.stdout).expect("train-skeleton --json prints one JSON object");
     assert_eq!(summary["steps"], 4, "{summary}");
+    if !cfg!(feature = "wgpu") {
+        assert_eq!(
+            summary["device"],
+            format!("{:?}", rigml_learn::device()),
+            "the CPU build trains on the CPU"
+        );
+    }
     for file in ["skel.safetensors", "skel-curves.png", "skel.safetensors.ckpt"] {
         assert!(dir.path().join(file).is_file(), "{file} missing");
     }

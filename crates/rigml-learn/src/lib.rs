@@ -5,7 +5,10 @@
 //! [`sample`]), and inference as a [`rigml_skin::SkinSolver`] ([`Learned`], with the default
 //! model embedded in the binary).
 //!
-//! The backend is burn's CPU ndarray backend (no GPU backend feature yet).
+//! Inference always runs on the CPU (a hand-written forward pass for the skin model, burn's
+//! ndarray backend for the skeleton model). Training runs on [`training_device`]: the same CPU
+//! backend in the default build, or a GPU with the `wgpu` cargo feature (not built in CI; burn's
+//! CubeCL wgpu runtime over Vulkan, Metal or DX12).
 
 pub mod curves;
 pub mod features;
@@ -38,7 +41,34 @@ pub enum LearnError {
     Train(String),
 }
 
-/// The compute device: burn's default (the CPU ndarray backend in the default build).
+/// The CPU device every inference and every evaluation of a loaded model runs on (burn's
+/// ndarray backend), whatever GPU features are built: a GPU build must still run `rigml rig`
+/// and `rigml skin` on a machine without a GPU.
+#[allow(deprecated)] // burn 0.22 marks ndarray for later removal; it is the CPU backend built here
 pub fn device() -> burn::tensor::Device {
-    burn::tensor::Device::default()
+    burn::tensor::Device::ndarray()
+}
+
+/// The device `rigml train` and `rigml train-skeleton` fit on: in a build with the `wgpu`
+/// feature, the adapter wgpu rates best (a high-power GPU first; `CUBECL_WGPU_DEFAULT_DEVICE`
+/// overrides it, e.g. `IntegratedGpu(0)` or `Cpu`), otherwise the CPU of [`device`]. A GPU run
+/// is not bit-for-bit reproducible with its seed; a CPU run is.
+pub fn training_device() -> burn::tensor::Device {
+    #[cfg(feature = "wgpu")]
+    {
+        burn::tensor::Device::wgpu(burn::tensor::DeviceKind::DefaultDevice)
+    }
+    #[cfg(not(feature = "wgpu"))]
+    {
+        device()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    #[cfg(not(feature = "wgpu"))]
+    fn the_default_build_trains_on_the_cpu_it_infers_on() {
+        assert_eq!(super::training_device(), super::device());
+    }
 }

@@ -53,6 +53,11 @@ impl Net {
         self.pair.weight.val().dims()[1]
     }
 
+    /// The device holding the network's parameters.
+    pub fn device(&self) -> Device {
+        self.pair.weight.val().device()
+    }
+
     /// Logits `[B, K]` for features `[B, K, F]` and mask `[B, K]` (1 real, 0 padding).
     pub fn forward(&self, x: Tensor<3>, mask: Tensor<2>) -> Tensor<2> {
         let [b, k, _] = x.dims();

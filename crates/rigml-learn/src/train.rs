@@ -1,12 +1,12 @@
 //! The training loop: Adam on `KL(target || softmax) + λ · LBS deformation error`, random
 //! batches of (vertex, candidates) samples, a cosine learning-rate decay, periodic validation
-//! and checkpoints. Deterministic for a given seed (parameter init from the burn device seed,
+//! and checkpoints. Deterministic on the CPU for a given seed (parameter init from the device seed,
 //! batches from a ChaCha stream).
 
 use crate::features::{CANDIDATES, FEATURES};
 use crate::model::{tensor_values, ModelFile, Net, NetConfig};
 use crate::sample::{Samples, DEFORM, POSES};
-use crate::{device, LearnError};
+use crate::{training_device, LearnError};
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Tensor, TensorData};
@@ -164,9 +164,10 @@ fn scalar(t: Tensor<1>) -> f32 {
     tensor_values(t.into_data()).first().copied().unwrap_or(f32::NAN)
 }
 
-/// Mean losses of `net` over (up to `limit` evenly spaced) samples, without gradients.
+/// Mean losses of `net` over (up to `limit` evenly spaced) samples, without gradients, on the
+/// device the network lives on.
 pub fn evaluate(net: &Net, samples: &Samples, deform_weight: f32, limit: usize) -> Losses {
-    let device = device();
+    let device = net.device();
     let n = samples.len();
     if n == 0 {
         return Losses::default();
@@ -205,7 +206,7 @@ pub fn train(
         return Err(LearnError::Train("no training samples".into()));
     }
     config.validate()?;
-    let device = device().autodiff();
+    let device = training_device().autodiff();
     device.seed(config.seed);
     let (mut net, first_step) = match resume {
         Some(model) => {

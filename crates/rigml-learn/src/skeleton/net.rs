@@ -57,6 +57,11 @@ impl SkeletonNet {
         self.embed.weight.val().dims()[1]
     }
 
+    /// The device holding the network's parameters.
+    pub fn device(&self) -> Device {
+        self.embed.weight.val().device()
+    }
+
     /// Per-point outputs `[B, N, TARGETS]` for features `[B, N, FEATURES]`.
     pub fn forward(&self, x: Tensor<3>) -> Tensor<3> {
         let [b, n, _] = x.dims();

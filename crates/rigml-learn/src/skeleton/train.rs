@@ -7,7 +7,7 @@ use super::data::Shape;
 use super::net::{to_file, SkeletonNet};
 use super::points::{FEATURES, POINTS, TARGETS};
 use crate::model::{tensor_values, ModelFile};
-use crate::{device, LearnError};
+use crate::{training_device, LearnError};
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Tensor, TensorData};
@@ -125,9 +125,9 @@ fn to_losses(l: [Tensor<1>; 4]) -> Losses {
     }
 }
 
-/// Mean losses of `net` over `shapes` (no gradients).
+/// Mean losses of `net` over `shapes` (no gradients), on the device the network lives on.
 pub fn evaluate(net: &SkeletonNet, shapes: &[Shape]) -> Result<Losses, LearnError> {
-    let device = device();
+    let device = net.device();
     let mut sum = Losses::default();
     let n = shapes.len();
     if n == 0 {
@@ -165,7 +165,7 @@ pub fn train(
         return Err(LearnError::Train("no training clouds".into()));
     }
     config.validate()?;
-    let device = device().autodiff();
+    let device = training_device().autodiff();
     device.seed(config.seed);
     let (mut net, first_step) = match resume {
         Some(model) => {
