@@ -248,6 +248,8 @@ pub fn run(args: &Args) -> Result<String> {
         checkpoint_every: args.checkpoint_every,
     };
     config.validate()?;
+    // Before any work: a GPU build on a machine without a usable GPU stops here.
+    let device = rigml_learn::training_device()?;
     if args.output.exists() && !args.force {
         bail!("{}: exists (use --force to replace it)", args.output.display());
     }
@@ -303,6 +305,7 @@ pub fn run(args: &Args) -> Result<String> {
     rigml_io::atomic::write(&curves, &rigml_learn::curves::png(&histories)?, args.force)?;
     let summary = summarise(args, &curves, first);
     let summary = Summary {
+        device: format!("{device:?}"),
         seconds_features: runs.iter().map(|r| r.seconds_features).sum(),
         seconds_training: runs.iter().map(|r| r.seconds_training).sum(),
         thresholds: chosen.map(|c| (c.relative, c.absolute, c.objective)),
@@ -507,7 +510,7 @@ fn summarise(args: &Args, curves: &Path, run: &Run) -> Summary {
         model: args.output.display().to_string(),
         curves: curves.display().to_string(),
         members: usize::from(args.members),
-        device: format!("{:?}", rigml_learn::training_device()),
+        device: String::new(),
         characters: run.ids.len(),
         samples: run.samples,
         val_samples: run.val_samples,

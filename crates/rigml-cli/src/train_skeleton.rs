@@ -305,6 +305,8 @@ pub fn run(args: &Args) -> Result<String> {
         checkpoint_every: args.checkpoint_every,
     };
     config.validate()?;
+    // Before any work: a GPU build on a machine without a usable GPU stops here.
+    let device = rigml_learn::training_device()?;
     if args.copies > MAX_COPIES {
         bail!(
             "--copies must be at most {MAX_COPIES} (every copy is held in memory), got {}",
@@ -402,7 +404,7 @@ pub fn run(args: &Args) -> Result<String> {
     let summary = Summary {
         model: args.output.display().to_string(),
         curves: curves.display().to_string(),
-        device: format!("{:?}", rigml_learn::training_device()),
+        device: format!("{device:?}"),
         characters: ids.len(),
         clouds: train_clouds.len(),
         val_clouds: val_clouds.len(),

@@ -52,15 +52,34 @@ pub fn device() -> burn::tensor::Device {
 /// The device `rigml train` and `rigml train-skeleton` fit on: in a build with the `wgpu`
 /// feature, the adapter wgpu rates best (a high-power GPU first; `CUBECL_WGPU_DEFAULT_DEVICE`
 /// overrides it, e.g. `IntegratedGpu(0)` or `Cpu`), otherwise the CPU of [`device`]. A GPU run
-/// is not bit-for-bit reproducible with its seed; a CPU run is.
-pub fn training_device() -> burn::tensor::Device {
+/// is not bit-for-bit reproducible with its seed; a CPU run is. A wgpu build on a machine where
+/// wgpu finds no adapter gets an error here, before any work, instead of a panic mid-run.
+pub fn training_device() -> Result<burn::tensor::Device, LearnError> {
     #[cfg(feature = "wgpu")]
     {
-        burn::tensor::Device::wgpu(burn::tensor::DeviceKind::DefaultDevice)
+        let device = burn::tensor::Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
+        let probe = device.clone();
+        // burn reports a missing adapter by panicking on first use; silence that panic's
+        // message for the probe and answer with an error.
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let usable = std::panic::catch_unwind(move || {
+            burn::tensor::Tensor::<1>::zeros([1], &probe).into_data();
+        });
+        std::panic::set_hook(hook);
+        match usable {
+            Ok(()) => Ok(device),
+            Err(_) => Err(LearnError::Train(
+                "this rigml is built with the wgpu feature, but wgpu could open no adapter (none \
+                 found, or not the one CUBECL_WGPU_DEFAULT_DEVICE names); a default (CPU) build \
+                 trains anywhere"
+                    .into(),
+            )),
+        }
     }
     #[cfg(not(feature = "wgpu"))]
     {
-        device()
+        Ok(device())
     }
 }
 
@@ -69,6 +88,6 @@ mod tests {
     #[test]
     #[cfg(not(feature = "wgpu"))]
     fn the_default_build_trains_on_the_cpu_it_infers_on() {
-        assert_eq!(super::training_device(), super::device());
+        assert_eq!(super::training_device().unwrap(), super::device());
     }
 }

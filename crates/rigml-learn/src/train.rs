@@ -206,7 +206,7 @@ pub fn train(
         return Err(LearnError::Train("no training samples".into()));
     }
     config.validate()?;
-    let device = training_device().autodiff();
+    let device = training_device()?.autodiff();
     device.seed(config.seed);
     let (mut net, first_step) = match resume {
         Some(model) => {
