@@ -63,13 +63,13 @@ impl Reader<'_, '_> {
             m.base_color = fractions::<4>(pbr, "baseColorFactor", &path)?.unwrap_or(m.base_color);
             m.metallic = fractions::<1>(pbr, "metallicFactor", &path)?.map_or(m.metallic, |[x]| x);
             m.roughness = fractions::<1>(pbr, "roughnessFactor", &path)?.map_or(m.roughness, |[x]| x);
-            m.base_color_texture = self.slot(pbr, "baseColorTexture", None, &path)?;
-            m.metallic_roughness_texture = self.slot(pbr, "metallicRoughnessTexture", None, &path)?;
+            m.base_color_texture = self.slot(pbr, "baseColorTexture", SlotScale::None, &path)?;
+            m.metallic_roughness_texture = self.slot(pbr, "metallicRoughnessTexture", SlotScale::None, &path)?;
         }
-        m.normal_texture = self.slot(obj, "normalTexture", Some(("scale", false)), here)?;
-        m.occlusion_texture = self.slot(obj, "occlusionTexture", Some(("strength", true)), here)?;
+        m.normal_texture = self.slot(obj, "normalTexture", SlotScale::Any("scale"), here)?;
+        m.occlusion_texture = self.slot(obj, "occlusionTexture", SlotScale::Fraction("strength"), here)?;
         m.emissive = fractions::<3>(obj, "emissiveFactor", here)?.unwrap_or(m.emissive);
-        m.emissive_texture = self.slot(obj, "emissiveTexture", None, here)?;
+        m.emissive_texture = self.slot(obj, "emissiveTexture", SlotScale::None, here)?;
         m.alpha = match json::opt_str(obj, "alphaMode", here)? {
             None | Some("OPAQUE") => AlphaMode::Opaque,
             Some("MASK") => match json::opt_float(obj, "alphaCutoff", here)? {
@@ -87,26 +87,19 @@ impl Reader<'_, '_> {
         Ok(m)
     }
 
-    /// The texture slot `obj[key]` (a glTF textureInfo), with its `scale_key` value as the
-    /// slot's scale (a fraction in 0..=1 when its flag says so: occlusion strength); `None`
+    /// The texture slot `obj[key]` (a glTF textureInfo), its scale read as `scale` says; `None`
     /// when absent or when its image cannot be carried (with a warning).
-    fn slot(
-        &mut self,
-        obj: &Obj,
-        key: &str,
-        scale_key: Option<(&str, bool)>,
-        here: &str,
-    ) -> Result<Option<TextureSlot>, Fail> {
+    fn slot(&mut self, obj: &Obj, key: &str, scale: SlotScale, here: &str) -> Result<Option<TextureSlot>, Fail> {
         let Some(info) = obj.get(key) else {
             return Ok(None);
         };
         let path = format!("{here}.{key}");
         let info = json::object(info, &path)?;
         let texture = json::req_index(info, "index", &path)?;
-        let scale = match scale_key {
-            Some((k, true)) => fractions::<1>(info, k, &path)?.map_or(1.0, |[x]| x),
-            Some((k, false)) => json::opt_float(info, k, &path)?.unwrap_or(1.0),
-            None => 1.0,
+        let scale = match scale {
+            SlotScale::Fraction(k) => fractions::<1>(info, k, &path)?.map_or(1.0, |[x]| x),
+            SlotScale::Any(k) => json::opt_float(info, k, &path)?.unwrap_or(1.0),
+            SlotScale::None => 1.0,
         };
         let set = json::opt_index(info, "texCoord", &path)?.unwrap_or(0);
         if set != 0 {
@@ -195,6 +188,18 @@ fn sniff(bytes: &[u8]) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// Where a texture slot's scale comes from (glTF 2.0 §5.19: only normal and occlusion
+/// textures have one, under different names and ranges).
+#[derive(Clone, Copy)]
+enum SlotScale {
+    /// No scale in this slot (1).
+    None,
+    /// Any finite number under this key (a normal texture's `scale`).
+    Any(&'static str),
+    /// A number in 0..=1 under this key (an occlusion texture's `strength`).
+    Fraction(&'static str),
 }
 
 /// glTF 2.0's sampler enumerations (§5.26): magnification filters, minification filters
