@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rigml_eval::dataset::Dataset;
 use rigml_eval::skin_metrics::{rows_of, score, Mode, PreparedGt};
-use rigml_learn::infer::{search_thresholds, Chosen, KEY_ABSOLUTE, KEY_RELATIVE, KEY_SHARPEN, KEY_SMOOTH};
+use rigml_learn::infer::{search_thresholds, Chosen, KEY_ABSOLUTE, KEY_RELATIVE, KEY_RIGID, KEY_SHARPEN, KEY_SMOOTH};
 use rigml_learn::sample::{cached_samples, SampleOptions, Samples};
 use rigml_learn::train::{train, History, Losses, TrainConfig, TrainEvent};
 use rigml_learn::{Learned, ModelFile};
@@ -131,6 +131,8 @@ struct Summary {
     smooth: Option<usize>,
     /// Sharpening exponent chosen on the val split.
     sharpen: Option<f32>,
+    /// Rigid-piece share chosen on the val split (above 1: off).
+    rigid: Option<f32>,
 }
 
 /// Samples of every skinned character of `split`.
@@ -311,6 +313,7 @@ pub fn run(args: &Args) -> Result<String> {
         thresholds: chosen.map(|c| (c.relative, c.absolute, c.objective)),
         smooth: chosen.map(|c| c.smooth),
         sharpen: chosen.map(|c| c.sharpen),
+        rigid: chosen.map(|c| c.rigid),
         ..summary
     };
     if args.json {
@@ -352,12 +355,13 @@ pub fn run(args: &Args) -> Result<String> {
     if let Some(c) = chosen {
         let _ = writeln!(
             out,
-            "inference settings chosen on {}: smooth {} rounds, sharpen {}, relative {}, absolute {} (mean P {:.4}, R {:.4}, L1 {:.4}; 2 min(P, R) - L1 = {:.4}{})",
+            "inference settings chosen on {}: smooth {} rounds, sharpen {}, relative {}, absolute {}, rigid pieces {} (mean P {:.4}, R {:.4}, L1 {:.4}; 2 min(P, R) - L1 = {:.4}{})",
             args.val.as_deref().unwrap_or("val"),
             c.smooth,
             c.sharpen,
             c.relative,
             c.absolute,
+            if c.rigid > 1.0 { "off".to_string() } else { format!("from a {} share", c.rigid) },
             c.means[0],
             c.means[1],
             c.means[2],
@@ -452,9 +456,9 @@ fn train_member(
     Ok((run, model))
 }
 
-/// Pick the inference settings (thresholds, smoothing, sharpening) that maximise `2 min(P, R) -
-/// L1` (METRICS.md §2, top-4 mode) over the skinned characters of `split` while keeping mean
-/// recall >= `min_recall` where possible, and store them in `model`.
+/// Pick the inference settings (thresholds, smoothing, sharpening, rigid pieces) that maximise
+/// `2 min(P, R) - L1` (METRICS.md §2, top-4 mode) over the skinned characters of `split` while
+/// keeping mean recall >= `min_recall` where possible, and store them in `model`.
 fn choose_thresholds(dataset: &Dataset, split: &str, min_recall: f64, model: &mut ModelFile) -> Result<Chosen> {
     let learned = Learned::new(model.clone());
     let options = SolveOptions::default();
@@ -498,6 +502,7 @@ fn choose_thresholds(dataset: &Dataset, split: &str, min_recall: f64, model: &mu
     model.metadata.insert(KEY_ABSOLUTE.into(), best.absolute.to_string());
     model.metadata.insert(KEY_SMOOTH.into(), best.smooth.to_string());
     model.metadata.insert(KEY_SHARPEN.into(), best.sharpen.to_string());
+    model.metadata.insert(KEY_RIGID.into(), best.rigid.to_string());
     model.metadata.insert("rigml.infer.chosen_on".into(), split.to_string());
     Ok(best)
 }
@@ -525,5 +530,6 @@ fn summarise(args: &Args, curves: &Path, run: &Run) -> Summary {
         thresholds: None,
         smooth: None,
         sharpen: None,
+        rigid: None,
     }
 }

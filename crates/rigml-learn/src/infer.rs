@@ -14,6 +14,11 @@
 //! candidate is kept when its probability is at least `relative × row max` and at least
 //! `absolute`. The thresholds and the smoothing rounds are chosen on val and stored in the
 //! model file's metadata.
+//!
+//! Last, separate pieces of the mesh (eyes, buttons, armour plates, a mech's parts) that the rows
+//! already give almost entirely to one bone are bound to that bone alone: artists bind such
+//! pieces rigidly, and the network, scoring each vertex on its own, leaves small spurious shares
+//! on them that cost precision ([`make_rigid`]; the share is chosen on val too).
 
 use crate::features::{self, Features, CANDIDATES};
 use crate::forward::Ensemble;
@@ -24,6 +29,7 @@ use rigml_core::{Mesh, Skeleton, Skin};
 use rigml_geom::Adjacency;
 use rigml_skin::post::{finish, Prepared, Row};
 use rigml_skin::{SkinError, SkinSolver, SolveOptions};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -40,12 +46,17 @@ pub const DEFAULT_ABSOLUTE: f32 = 0.02;
 pub const DEFAULT_SMOOTH: usize = 0;
 /// Default sharpening exponent when a model file does not name one.
 pub const DEFAULT_SHARPEN: f32 = 1.0;
+/// Default rigid-piece share when a model file does not name one (above 1: never).
+pub const DEFAULT_RIGID: f32 = RIGID_OFF;
+/// A rigid-piece share that no piece reaches: pieces are left as the rows say.
+pub const RIGID_OFF: f32 = 2.0;
 
-/// Metadata keys of the thresholds and the smoothing rounds.
+/// Metadata keys of the inference settings.
 pub const KEY_RELATIVE: &str = "rigml.infer.relative";
 pub const KEY_ABSOLUTE: &str = "rigml.infer.absolute";
 pub const KEY_SMOOTH: &str = "rigml.infer.smooth";
 pub const KEY_SHARPEN: &str = "rigml.infer.sharpen";
+pub const KEY_RIGID: &str = "rigml.infer.rigid";
 
 /// Most smoothing rounds a model file may ask for.
 pub const MAX_SMOOTH: usize = 16;
@@ -65,6 +76,9 @@ pub struct Learned {
     pub smooth: usize,
     /// Exponent applied to the (smoothed) probabilities before renormalising (1 = none).
     pub sharpen: f32,
+    /// A connected piece of the mesh whose rows give at least this mean share to one bone is
+    /// bound to that bone alone (above 1: never).
+    pub rigid: f32,
 }
 
 impl Learned {
@@ -80,6 +94,10 @@ impl Learned {
             .setting(KEY_SHARPEN)
             .filter(|s| (0.1..=10.0).contains(s))
             .unwrap_or(DEFAULT_SHARPEN);
+        let rigid = model
+            .setting(KEY_RIGID)
+            .filter(|s| (0.5..=RIGID_OFF).contains(s))
+            .unwrap_or(DEFAULT_RIGID);
         let networks = Ensemble::new(&model).map_err(|e| match e {
             LearnError::Model(problem) => problem,
             other => other.to_string(),
@@ -91,6 +109,7 @@ impl Learned {
             absolute,
             smooth,
             sharpen,
+            rigid,
         }
     }
 
@@ -144,7 +163,8 @@ impl Learned {
         } else {
             &scored.probs
         };
-        let rows = self.rows(&scored.feats, probs);
+        let mut rows = self.rows(&scored.feats, probs);
+        make_rigid(&scored.prep.adjacency, &mut rows, self.rigid);
         // The network already produces smooth, sparse rows; only the shared fallback, cap and
         // normalisation apply.
         let options = SolveOptions {
@@ -223,6 +243,41 @@ pub fn smooth(feats: &Features, adjacency: &Adjacency, probs: &[f32], rounds: us
     current
 }
 
+/// Bind every connected piece of the welded mesh whose rows, each normalised, give on average at
+/// least `share` to one bone to that bone alone (`share` above 1 changes nothing). A piece that
+/// spans a joint splits its mass between bones and stays as it is.
+pub fn make_rigid(adjacency: &Adjacency, rows: &mut [Row], share: f32) {
+    if share > 1.0 || adjacency.vertex_count() != rows.len() {
+        return;
+    }
+    let (piece, pieces) = adjacency.components();
+    let mut mass: Vec<HashMap<u32, f32>> = vec![HashMap::new(); pieces];
+    let mut size = vec![0usize; pieces];
+    for (row, &c) in rows.iter().zip(&piece) {
+        let sum: f32 = row.iter().map(|e| e.1).filter(|w| w.is_finite() && *w > 0.0).sum();
+        size[c as usize] += 1;
+        if sum <= 0.0 {
+            continue;
+        }
+        for &(j, w) in row.iter().filter(|e| e.1.is_finite() && e.1 > 0.0) {
+            *mass[c as usize].entry(j).or_default() += w / sum;
+        }
+    }
+    let owner: Vec<Option<u32>> = mass
+        .iter()
+        .zip(&size)
+        .map(|(m, &n)| {
+            let (&j, &w) = m.iter().max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(a.0)))?;
+            (w >= share * n as f32).then_some(j)
+        })
+        .collect();
+    for (row, &c) in rows.iter_mut().zip(&piece) {
+        if let Some(j) = owner[c as usize] {
+            *row = vec![(j, 1.0)];
+        }
+    }
+}
+
 /// `p <- p^exponent` over the real candidates of every row, renormalised (1 = unchanged).
 pub fn sharpen(feats: &Features, probs: &mut [f32], exponent: f32) {
     if exponent == 1.0 {
@@ -259,6 +314,8 @@ pub const ABSOLUTE_GRID: [f32; 6] = [0.0, 0.01, 0.02, 0.03, 0.05, 0.1];
 pub const SMOOTH_GRID: [usize; 4] = [0, 1, 2, 4];
 /// Sharpening exponents tried by [`search_thresholds`].
 pub const SHARPEN_GRID: [f32; 5] = [1.0, 1.25, 1.5, 1.75, 2.0];
+/// Rigid-piece shares tried by [`search_thresholds`].
+pub const RIGID_GRID: [f32; 4] = [RIGID_OFF, 0.98, 0.95, 0.9];
 
 /// The inference settings chosen by [`search_thresholds`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -267,6 +324,7 @@ pub struct Chosen {
     pub absolute: f32,
     pub smooth: usize,
     pub sharpen: f32,
+    pub rigid: f32,
     /// Mean `[precision, recall, L1]` of the cases with these settings.
     pub means: [f64; 3],
     /// `2 min(precision, recall) - L1` of the means (see [`search_thresholds`]).
@@ -275,7 +333,7 @@ pub struct Chosen {
     pub recall_met: bool,
 }
 
-/// The `(relative, absolute, smooth, sharpen)` settings of the grids that maximise
+/// The `(relative, absolute, smooth, sharpen, rigid)` settings of the grids that maximise
 /// `2 min(P, R) - L1` of the mean precision, recall and L1 (`score(case index, skin)` gives the
 /// three numbers of one case) among the settings whose mean recall is at least `min_recall` (all
 /// settings when none reaches it). The balanced form, rather than `P + R - L1`, keeps a
@@ -294,6 +352,7 @@ pub fn search_thresholds(
         absolute: learned.absolute,
         smooth: learned.smooth,
         sharpen: learned.sharpen,
+        rigid: learned.rigid,
         means: [f64::NAN; 3],
         objective: f64::NEG_INFINITY,
         recall_met: false,
@@ -310,39 +369,43 @@ pub fn search_thresholds(
                 Scored { probs, ..case.clone() }
             })
             .collect();
-        for relative in RELATIVE_GRID {
-            for absolute in ABSOLUTE_GRID {
-                let trial = Learned {
+        for (relative, absolute, rigid) in RELATIVE_GRID.iter().flat_map(|&r| {
+            ABSOLUTE_GRID
+                .iter()
+                .flat_map(move |&a| RIGID_GRID.iter().map(move |&g| (r, a, g)))
+        }) {
+            let trial = Learned {
+                relative,
+                absolute,
+                smooth: 0,
+                sharpen: 1.0,
+                rigid,
+                ..learned.clone()
+            };
+            let mut total = [0.0f64; 3];
+            for (i, case) in adjusted.iter().enumerate() {
+                let s = score(i, &trial.finish(case, options)?);
+                total.iter_mut().zip(s).for_each(|(t, s)| *t += s);
+            }
+            let means = total.map(|t| t / cases.len().max(1) as f64);
+            let objective = 2.0 * means[0].min(means[1]) - means[2];
+            let recall_met = means[1] >= min_recall;
+            let better = match (recall_met, best.recall_met) {
+                (true, false) => true,
+                (false, true) => false,
+                _ => objective > best.objective,
+            };
+            if better {
+                best = Chosen {
                     relative,
                     absolute,
-                    smooth: 0,
-                    sharpen: 1.0,
-                    ..learned.clone()
+                    smooth: smooth_rounds,
+                    sharpen: exponent,
+                    rigid,
+                    means,
+                    objective,
+                    recall_met,
                 };
-                let mut total = [0.0f64; 3];
-                for (i, case) in adjusted.iter().enumerate() {
-                    let s = score(i, &trial.finish(case, options)?);
-                    total.iter_mut().zip(s).for_each(|(t, s)| *t += s);
-                }
-                let means = total.map(|t| t / cases.len().max(1) as f64);
-                let objective = 2.0 * means[0].min(means[1]) - means[2];
-                let recall_met = means[1] >= min_recall;
-                let better = match (recall_met, best.recall_met) {
-                    (true, false) => true,
-                    (false, true) => false,
-                    _ => objective > best.objective,
-                };
-                if better {
-                    best = Chosen {
-                        relative,
-                        absolute,
-                        smooth: smooth_rounds,
-                        sharpen: exponent,
-                        means,
-                        objective,
-                        recall_met,
-                    };
-                }
             }
         }
     }
@@ -393,6 +456,31 @@ mod tests {
             let error = broken.probabilities(&feats).unwrap_err().to_string();
             assert!(error.starts_with("model: member 1:"), "{error}");
         }
+    }
+
+    #[test]
+    fn a_piece_given_almost_wholly_to_one_bone_becomes_rigid_and_a_spanning_piece_does_not() {
+        // Piece 0-1-2 (a button) leans on joint 0; piece 3-4-5 spans joints 1 and 2.
+        let adjacency = Adjacency::from_edges(6, [(0, 1), (1, 2), (3, 4), (4, 5)]);
+        let rows: Vec<Row> = vec![
+            vec![(0, 0.99), (1, 0.01)],
+            vec![(0, 2.0)],
+            vec![(0, 0.97), (2, 0.03), (1, f32::NAN)],
+            vec![(1, 1.0)],
+            vec![(1, 0.5), (2, 0.5)],
+            vec![(2, 1.0)],
+        ];
+        let mut rigid = rows.clone();
+        make_rigid(&adjacency, &mut rigid, 0.95);
+        assert!(rigid[..3].iter().all(|r| r == &vec![(0, 1.0)]), "{rigid:?}");
+        assert_eq!(&rigid[3..], &rows[3..]);
+        // Joint 0 holds a 0.987 share of the first piece: a higher bar leaves it alone.
+        let mut strict = rows.clone();
+        make_rigid(&adjacency, &mut strict, 0.99);
+        assert_eq!(format!("{strict:?}"), format!("{rows:?}"));
+        let mut off = rows.clone();
+        make_rigid(&adjacency, &mut off, RIGID_OFF);
+        assert_eq!(format!("{off:?}"), format!("{rows:?}"));
     }
 
     #[test]
