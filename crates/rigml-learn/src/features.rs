@@ -44,6 +44,8 @@ pub struct Features {
     pub mask: Vec<f32>,
     /// `[n * CANDIDATES * FEATURES]` row-major features.
     pub values: Vec<f32>,
+    /// `[n]` connected piece of the welded surface each vertex lies on (labels `0..count`).
+    pub pieces: Vec<u32>,
 }
 
 impl Features {
@@ -189,10 +191,10 @@ fn diffuse(prior: &[f32], joint_count: usize, adjacency: &Adjacency, rounds: usi
     current
 }
 
-/// Mean of the dense prior over each connected piece of the welded surface, per vertex.
-fn piece_means(prior: &[f32], joint_count: usize, adjacency: &Adjacency) -> Vec<f32> {
-    let n = adjacency.vertex_count();
-    let (label, pieces) = adjacency.components();
+/// Mean of the dense prior over each connected piece of the welded surface (`label` of each
+/// vertex, `pieces` of them), per vertex.
+fn piece_means(prior: &[f32], joint_count: usize, label: &[u32], pieces: usize) -> Vec<f32> {
+    let n = label.len();
     let mut sums = vec![0.0f32; pieces * joint_count];
     let mut counts = vec![0.0f32; pieces];
     for v in 0..n {
@@ -254,7 +256,8 @@ pub fn extract(prep: &Prepared, parents: &[Option<usize>]) -> Features {
     });
     let short = diffuse(&prior, joint_count, &prep.adjacency, SHORT_ROUNDS);
     let long = diffuse(&short, joint_count, &prep.adjacency, LONG_ROUNDS - SHORT_ROUNDS);
-    let piece = piece_means(&prior, joint_count, &prep.adjacency);
+    let (pieces, piece_count) = prep.adjacency.components();
+    let piece = piece_means(&prior, joint_count, &pieces, piece_count);
     let heat = heat_shares(prep);
 
     let mut joints = vec![u32::MAX; n * CANDIDATES];
@@ -329,5 +332,6 @@ pub fn extract(prep: &Prepared, parents: &[Option<usize>]) -> Features {
         joints,
         mask,
         values,
+        pieces,
     }
 }

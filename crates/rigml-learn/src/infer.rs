@@ -164,7 +164,7 @@ impl Learned {
             &scored.probs
         };
         let mut rows = self.rows(&scored.feats, probs);
-        make_rigid(&scored.prep.adjacency, &mut rows, self.rigid);
+        make_rigid(&scored.feats.pieces, &mut rows, self.rigid);
         // The network already produces smooth, sparse rows; only the shared fallback, cap and
         // normalisation apply.
         let options = SolveOptions {
@@ -243,17 +243,18 @@ pub fn smooth(feats: &Features, adjacency: &Adjacency, probs: &[f32], rounds: us
     current
 }
 
-/// Bind every connected piece of the welded mesh whose rows, each normalised, give on average at
-/// least `share` to one bone to that bone alone (`share` above 1 changes nothing). A piece that
-/// spans a joint splits its mass between bones and stays as it is.
-pub fn make_rigid(adjacency: &Adjacency, rows: &mut [Row], share: f32) {
-    if share > 1.0 || adjacency.vertex_count() != rows.len() {
+/// Bind every connected piece of the welded mesh (`piece` of each row's vertex, as in
+/// [`Features::pieces`]) whose rows, each normalised, give on average at least `share` to one
+/// bone to that bone alone (`share` above 1 changes nothing). A piece that spans a joint splits
+/// its mass between bones and stays as it is.
+pub fn make_rigid(piece: &[u32], rows: &mut [Row], share: f32) {
+    if share > 1.0 || piece.len() != rows.len() {
         return;
     }
-    let (piece, pieces) = adjacency.components();
+    let pieces = piece.iter().max().map_or(0, |&m| m as usize + 1);
     let mut mass: Vec<HashMap<u32, f32>> = vec![HashMap::new(); pieces];
     let mut size = vec![0usize; pieces];
-    for (row, &c) in rows.iter().zip(&piece) {
+    for (row, &c) in rows.iter().zip(piece) {
         let sum: f32 = row.iter().map(|e| e.1).filter(|w| w.is_finite() && *w > 0.0).sum();
         size[c as usize] += 1;
         if sum <= 0.0 {
@@ -271,7 +272,7 @@ pub fn make_rigid(adjacency: &Adjacency, rows: &mut [Row], share: f32) {
             (w >= share * n as f32).then_some(j)
         })
         .collect();
-    for (row, &c) in rows.iter_mut().zip(&piece) {
+    for (row, &c) in rows.iter_mut().zip(piece) {
         if let Some(j) = owner[c as usize] {
             *row = vec![(j, 1.0)];
         }
@@ -460,8 +461,8 @@ mod tests {
 
     #[test]
     fn a_piece_given_almost_wholly_to_one_bone_becomes_rigid_and_a_spanning_piece_does_not() {
-        // Piece 0-1-2 (a button) leans on joint 0; piece 3-4-5 spans joints 1 and 2.
-        let adjacency = Adjacency::from_edges(6, [(0, 1), (1, 2), (3, 4), (4, 5)]);
+        // Piece 0 (a button) leans on joint 0; piece 1 spans joints 1 and 2.
+        let pieces = [0, 0, 0, 1, 1, 1];
         let rows: Vec<Row> = vec![
             vec![(0, 0.99), (1, 0.01)],
             vec![(0, 2.0)],
@@ -471,15 +472,15 @@ mod tests {
             vec![(2, 1.0)],
         ];
         let mut rigid = rows.clone();
-        make_rigid(&adjacency, &mut rigid, 0.95);
+        make_rigid(&pieces, &mut rigid, 0.95);
         assert!(rigid[..3].iter().all(|r| r == &vec![(0, 1.0)]), "{rigid:?}");
         assert_eq!(&rigid[3..], &rows[3..]);
         // Joint 0 holds a 0.987 share of the first piece: a higher bar leaves it alone.
         let mut strict = rows.clone();
-        make_rigid(&adjacency, &mut strict, 0.99);
+        make_rigid(&pieces, &mut strict, 0.99);
         assert_eq!(format!("{strict:?}"), format!("{rows:?}"));
         let mut off = rows.clone();
-        make_rigid(&adjacency, &mut off, RIGID_OFF);
+        make_rigid(&pieces, &mut off, RIGID_OFF);
         assert_eq!(format!("{off:?}"), format!("{rows:?}"));
     }
 
