@@ -46,7 +46,9 @@ skeleton of any shape: joints at the centres of the limbs' cross-sections, left/
 named _L/_R when the mesh is mirror symmetric. When the learned skeleton model, trained on
 artists' rigs, puts no joint near a quarter or more of it (fins, lanterns, spikes), those end
 chains are dropped; --template curve keeps them all, --template learned uses that model's
-joints alone.")]
+joints alone. A shape standing on four mirrored legs gets quadruped legs (shoulder and hip at
+the spine, elbow/stifle, carpus/hock, foot, toe; named shoulder_L ... hand_L, pelvis_L ...
+toe_end_L) placed by the proportions of artists' rigs, front legs at the end the head rises.")]
 pub struct Args {
     /// The mesh to rig (.obj, .glb, .gltf, .fbx); a skeleton or skin in it is ignored.
     pub input: PathBuf,

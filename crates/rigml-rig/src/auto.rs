@@ -16,10 +16,14 @@
 //! 5. With a [`Support`] (the learned placer's joints, see [`crate::Guided`]): [`support`]
 //!    removes the end chains no supporting bone comes near, when they are a large enough share
 //!    of the joints, before naming.
+//! 6. [`legs`]: a shape standing on two mirrored pairs of end chains gets the artists' quadruped
+//!    legs (shoulder and hip up at the spine, elbow or stifle, carpus or hock, foot, toe) in
+//!    place of those chains, named by their roles (`thigh_L`, ...), before naming.
 //!
 //! All lengths are fractions of the longest side of the mesh's bounding box, so the result
 //! does not depend on the file's units.
 
+pub mod legs;
 pub mod reeb;
 pub mod simplify;
 pub mod solid;
@@ -60,6 +64,9 @@ pub struct AutoParams {
     /// that disagrees with a few chains only is more likely missing a thin part (a tail, ears)
     /// than seeing parts artists leave unrigged.
     pub support_share: f32,
+    /// Replace the leg chains of a shape standing on four mirrored legs by the quadruped leg
+    /// templates ([`legs`]).
+    pub quadruped_legs: bool,
 }
 
 impl Default for AutoParams {
@@ -80,6 +87,7 @@ impl Default for AutoParams {
             support_reach: 0.08,
             support_fill: 0.05,
             support_share: 0.25,
+            quadruped_legs: true,
         }
     }
 }
@@ -107,6 +115,9 @@ pub struct AutoDetail {
     pub unsupported: usize,
     /// Supporting joints added where the removed chains left no bone near.
     pub filled: usize,
+    /// The four legs of a shape found standing on them (empty otherwise); their chains were
+    /// replaced by the leg templates when [`AutoParams::quadruped_legs`] is set.
+    pub legs: Vec<legs::LegFrame>,
 }
 
 impl SkeletonPlacer for Auto {
@@ -179,6 +190,7 @@ impl Auto {
         Ok(Curve {
             solid,
             size,
+            bounds: (lo, hi),
             joints,
             pairs,
             mirror,
@@ -196,6 +208,7 @@ impl Auto {
         let Curve {
             solid,
             size,
+            bounds: (lo, hi),
             mut joints,
             mut pairs,
             mirror,
@@ -211,11 +224,25 @@ impl Auto {
             // The supporting joints come from another placer: make sure they are inside too.
             pull_inside(&mut joints.positions, &solid);
         }
-        let forward = match mirror.map(|m| m.axis) {
-            Some(2) => Vec3::X,
-            _ => Vec3::Z,
-        };
-        let skeleton = name_joints(&joints, &pairs, mirror.map(|m| (m.axis, m.plane(&solid.grid))), forward);
+        let plane = mirror.map(|m| (m.axis, m.plane(&solid.grid)));
+        let found = plane
+            .and_then(|m| legs::find(&joints, &pairs, m, lo, hi, size))
+            .unwrap_or_default();
+        let mut roles = Vec::new();
+        if p.quadruped_legs && !found.is_empty() {
+            roles = legs::apply(&mut joints, &mut pairs, &found);
+            pull_inside(&mut joints.positions, &solid);
+        }
+        // The head end of a four-legged shape; otherwise the axis across the mirror axis that
+        // glTF characters face.
+        let forward = found.first().map_or(
+            match mirror.map(|m| m.axis) {
+                Some(2) => Vec3::X,
+                _ => Vec3::Z,
+            },
+            |leg| leg.frame.ahead,
+        );
+        let skeleton = name_joints(&joints, &pairs, &roles, plane, forward);
         skeleton.validate()?;
         Ok(AutoDetail {
             skeleton,
@@ -225,6 +252,7 @@ impl Auto {
             reeb_nodes,
             unsupported,
             filled,
+            legs: found.iter().map(|leg| leg.frame).collect(),
         })
     }
 }
@@ -235,6 +263,8 @@ pub struct Curve {
     solid: Solid,
     /// Longest side of the mesh's bounding box.
     size: f32,
+    /// The mesh's bounding box (lowest and highest corner).
+    bounds: (Vec3, Vec3),
     joints: Joints,
     pairs: Vec<Option<usize>>,
     mirror: Option<Mirror>,
@@ -332,11 +362,13 @@ fn enforce_symmetry(
     partner
 }
 
-/// Names: `root` for joint 0, then `joint_NNN` numbered in order, a mirrored pair sharing its
-/// number with `_L` on the +axis side (the character's left in glTF) and `_R` on the other.
+/// Names: `root` for joint 0, a joint with a role (`roles`, e.g. a quadruped's `thigh`) its
+/// role's name, the others `joint_NNN` numbered in order; a mirrored pair shares its name with
+/// `_L` on the +axis side (the character's left in glTF) and `_R` on the other.
 fn name_joints(
     joints: &Joints,
     pairs: &[Option<usize>],
+    roles: &[Option<&str>],
     mirror: Option<(usize, f32)>,
     forward: Vec3,
 ) -> PlacedSkeleton {
@@ -351,14 +383,20 @@ fn name_joints(
             names[j] = "root".into();
             continue;
         }
-        number += 1;
+        let base = match roles.get(j).copied().flatten() {
+            Some(role) => role.to_string(),
+            None => {
+                number += 1;
+                format!("joint_{number:03}")
+            }
+        };
         match (pairs.get(j).copied().flatten(), mirror) {
             (Some(k), Some((axis, plane))) if k < n && names[k].is_empty() => {
                 let left = |i: usize| joints.positions[i][axis] > plane;
-                names[j] = format!("joint_{number:03}_{}", if left(j) { "L" } else { "R" });
-                names[k] = format!("joint_{number:03}_{}", if left(j) { "R" } else { "L" });
+                names[j] = format!("{base}_{}", if left(j) { "L" } else { "R" });
+                names[k] = format!("{base}_{}", if left(j) { "R" } else { "L" });
             }
-            _ => names[j] = format!("joint_{number:03}"),
+            _ => names[j] = base,
         }
     }
     PlacedSkeleton {

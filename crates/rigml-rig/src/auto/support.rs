@@ -160,8 +160,9 @@ fn unsupported_chains(
 }
 
 /// Keep the joints marked `alive` (a removed joint's children must be removed too), re-indexing
-/// parents and partners; a partner that was removed leaves its joint unpaired.
-fn keep(joints: &mut Joints, partners: &mut Vec<Option<usize>>, alive: &[bool]) {
+/// parents and partners; a partner that was removed leaves its joint unpaired. Returns each old
+/// joint's new index (`None` for a removed one).
+pub(super) fn keep(joints: &mut Joints, partners: &mut Vec<Option<usize>>, alive: &[bool]) -> Vec<Option<usize>> {
     let mut index = vec![None; alive.len()];
     let mut next = 0;
     for (j, &a) in alive.iter().enumerate() {
@@ -177,6 +178,7 @@ fn keep(joints: &mut Joints, partners: &mut Vec<Option<usize>>, alive: &[bool]) 
         joints.parents.push(old.parents[j].and_then(|p| index[p]));
         partners.push(old_partners.get(j).copied().flatten().and_then(|k| index[k]));
     }
+    index
 }
 
 #[cfg(test)]

@@ -1,0 +1,129 @@
+//! Fit the quadruped leg templates of `auto/legs.rs` (`FRONT_LEG`, `BACK_LEG`) to the artists'
+//! rigs of the train split, and check the leg finding on val:
+//! `cargo run --release -p rigml-rig --example quadruped_table`.
+//!
+//! For every character whose curve skeleton stands on four legs (the general template with the
+//! leg templates off), each artist leg joint is written in its leg's frame (height above the
+//! foot and distance ahead of it in units of the attachment's height, distance from the mirror
+//! plane as a share of the foot's) and the medians over the train split's legs are printed as
+//! the Rust tables. The artists' legs are read by the joint names of the Quaternius animal
+//! rigs (`FrontShoulder.L` ... `FF.L`, `BackShoulder.L` ... `FFB.L`), the only rigs of
+//! four-legged animals in the data; characters without those names are listed and skipped.
+//! Test rows are never read.
+
+use rigml_rig::auto::legs::{LegFrame, LegJoint};
+use rigml_rig::{Auto, AutoParams, Guided};
+use std::path::PathBuf;
+
+const FRONT: [&str; 5] = ["FrontShoulder", "FrontUpperLeg", "FrontLowerLeg", "IKFrontLeg", "FF"];
+const BACK: [&str; 6] = [
+    "BackShoulder",
+    "BackLeg",
+    "BackUpperLeg",
+    "BackLowerLeg",
+    "IKBackLeg",
+    "FFB",
+];
+
+fn data_dir() -> PathBuf {
+    std::env::var_os("RIGML_DATA").map_or_else(|| PathBuf::from("../shared/data"), PathBuf::from)
+}
+
+fn median(mut v: Vec<f32>) -> f32 {
+    v.sort_by(f32::total_cmp);
+    match v.len() {
+        0 => f32::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+    }
+}
+
+fn main() {
+    let data = data_dir();
+    let text = std::fs::read_to_string(data.join("manifest.tsv")).expect("manifest.tsv beside the data");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect("manifest column");
+    let (id_c, kind_c, split_c, path_c) = (col("id"), col("kind"), col("split"), col("path"));
+    let mut guided = Guided::embedded().expect("embedded skeleton model");
+    guided.auto = Auto {
+        params: AutoParams {
+            quadruped_legs: false,
+            ..AutoParams::default()
+        },
+    };
+    let mut front: Vec<Vec<LegJoint>> = vec![Vec::new(); FRONT.len()];
+    let mut back: Vec<Vec<LegJoint>> = vec![Vec::new(); BACK.len()];
+    for line in lines {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.get(kind_c) != Some(&"character") || !matches!(f.get(split_c), Some(&"train") | Some(&"val")) {
+            continue;
+        }
+        let (id, split) = (f[id_c], f[split_c]);
+        let Ok(character) = rigml_io::load(&data.join(f[path_c])) else {
+            continue;
+        };
+        let Ok(detail) = guided.place_detail(&character.mesh) else {
+            continue;
+        };
+        if detail.legs.is_empty() {
+            continue;
+        }
+        let skeleton = &character.skeleton;
+        let bind = skeleton.bind_positions();
+        let at = |name: &str| skeleton.index_of(name).map(|j| bind[j]);
+        let head_ahead = at("Head").map(|h| {
+            let mid = detail.legs.iter().map(|l| l.attach).sum::<glam::Vec3>() / detail.legs.len() as f32;
+            (h - mid).dot(detail.legs[0].ahead) > 0.0
+        });
+        println!(
+            "{id:40} {split:5} four legs found; head ahead: {}",
+            head_ahead.map_or("no `Head` joint".to_string(), |b| b.to_string())
+        );
+        for leg in &detail.legs {
+            let (axis, plane) = leg.mirror;
+            let side = if leg.foot[axis] > plane { "L" } else { "R" };
+            let (names, sink): (&[&str], &mut Vec<Vec<LegJoint>>) = if leg.front {
+                (&FRONT, &mut front)
+            } else {
+                (&BACK, &mut back)
+            };
+            let coords: Option<Vec<LegJoint>> = names
+                .iter()
+                .map(|n| at(&format!("{n}.{side}")).map(|p| LegFrame::coordinates(leg, p)))
+                .collect();
+            let Some(coords) = coords else {
+                println!("    no artist leg joints named like the Quaternius rigs: skipped");
+                break;
+            };
+            let text: Vec<String> = coords
+                .iter()
+                .map(|c| format!("({:.2} {:.2} {:.2})", c.up, c.ahead, c.out))
+                .collect();
+            println!(
+                "    {} {side}: {}",
+                if leg.front { "front" } else { "back " },
+                text.join(" ")
+            );
+            if split == "train" {
+                for (k, c) in coords.into_iter().enumerate() {
+                    sink[k].push(c);
+                }
+            }
+        }
+    }
+    for (name, table, roles) in [("FRONT_LEG", &front, &FRONT[..]), ("BACK_LEG", &back, &BACK[..])] {
+        println!("pub const {name}: [LegJoint; {}] = [", roles.len());
+        for (role, samples) in roles.iter().zip(table) {
+            let m = |f: fn(&LegJoint) -> f32| median(samples.iter().map(f).collect());
+            println!(
+                "    joint({:.2}, {:.2}, {:.2}), // {role} ({} legs)",
+                m(|c| c.up),
+                m(|c| c.ahead),
+                m(|c| c.out),
+                samples.len()
+            );
+        }
+        println!("];");
+    }
+}

@@ -1,0 +1,465 @@
+//! Quadruped legs. The curve skeleton follows a leg's centre line, so its joints sit evenly down
+//! a straight column from where the leg leaves the body. Artists rig a quadruped's leg
+//! differently: the shoulder or hip joint up at the spine, the elbow or stifle in the body's
+//! underside, the knee (carpus) or hock where the leg bends, then a foot and a toe joint at the
+//! hoof or paw. When a shape stands on two mirrored pairs of end chains, each of those chains
+//! is replaced by such joints, placed by the median proportions of the artists' legs in the
+//! train split ([`FRONT_LEG`], [`BACK_LEG`], printed by the `quadruped_table` example).
+//!
+//! Which pair is in front is read from the shape: the head end of the body rises higher above
+//! the legs than the tail end (neck, head, ears, antlers against a tail).
+
+use super::simplify::Joints;
+use glam::Vec3;
+
+/// One joint of a leg template, in a leg's own proportions ([`LegFrame`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LegJoint {
+    /// Height above the foot, as a share of the attachment's height above the foot.
+    pub up: f32,
+    /// Distance ahead of the foot (toward the head), in the same unit.
+    pub ahead: f32,
+    /// Distance from the mirror plane, as a share of the foot's distance from it.
+    pub out: f32,
+}
+
+const fn joint(up: f32, ahead: f32, out: f32) -> LegJoint {
+    LegJoint { up, ahead, out }
+}
+
+/// A front leg from the shoulder down: shoulder, upper leg (elbow), lower leg (carpus), foot,
+/// toe. Medians over the front legs of the train split's quadrupeds (`quadruped_table`).
+pub const FRONT_LEG: [LegJoint; 5] = [
+    joint(0.83, -0.09, 0.60),
+    joint(0.84, -0.09, 1.00),
+    joint(0.44, -0.05, 1.00),
+    joint(0.11, -0.08, 1.00),
+    joint(0.03, -0.05, 1.00),
+];
+
+/// Names of the [`FRONT_LEG`] joints (the bone each one starts), as Blender's Rigify names a
+/// quadruped's front leg; the placer adds `_L` or `_R`.
+pub const FRONT_NAMES: [&str; 5] = ["shoulder", "upper_arm", "forearm", "hand", "front_toe"];
+
+/// A back leg from the hip down: hip, thigh, upper leg (stifle), lower leg (hock), foot, toe.
+/// Medians over the back legs of the train split's quadrupeds (`quadruped_table`).
+pub const BACK_LEG: [LegJoint; 6] = [
+    joint(1.18, 0.14, 0.53),
+    joint(1.19, 0.14, 0.96),
+    joint(0.85, 0.32, 0.96),
+    joint(0.49, -0.09, 0.96),
+    joint(0.12, -0.05, 0.96),
+    joint(0.03, -0.01, 0.96),
+];
+
+/// Names of the [`BACK_LEG`] joints, as [`FRONT_NAMES`].
+pub const BACK_NAMES: [&str; 6] = ["pelvis", "thigh", "shin", "foot", "toe", "toe_end"];
+
+/// A found leg's frame: its foot (the chain's tip), the joint it hangs from, and the
+/// directions of the shape.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LegFrame {
+    /// A front leg (nearer the head) or a back leg.
+    pub front: bool,
+    /// The joint on the mirror plane the leg's chain hangs from.
+    pub attach: Vec3,
+    /// The tip of the leg's chain.
+    pub foot: Vec3,
+    /// Unit up direction (away from the floor the feet stand on).
+    pub up: Vec3,
+    /// Unit direction toward the head.
+    pub ahead: Vec3,
+    /// Mirror axis (0 = x, 1 = y, 2 = z) and the plane's coordinate on it.
+    pub mirror: (usize, f32),
+}
+
+impl LegFrame {
+    /// Height of the attachment above the foot: the unit of [`LegJoint::up`] and
+    /// [`LegJoint::ahead`].
+    pub fn height(&self) -> f32 {
+        (self.attach - self.foot).dot(self.up)
+    }
+
+    /// Model-space position of a template joint.
+    pub fn place(&self, j: &LegJoint) -> Vec3 {
+        let h = self.height();
+        let (axis, plane) = self.mirror;
+        let mut p = self.foot + self.up * (j.up * h) + self.ahead * (j.ahead * h);
+        p[axis] = plane + j.out * (self.foot[axis] - plane);
+        p
+    }
+
+    /// Template coordinates of a model-space point: the inverse of [`LegFrame::place`] (for
+    /// fitting templates to artists' joints).
+    pub fn coordinates(&self, p: Vec3) -> LegJoint {
+        let h = self.height();
+        let (axis, plane) = self.mirror;
+        let d = p - self.foot;
+        LegJoint {
+            up: d.dot(self.up) / h,
+            ahead: d.dot(self.ahead) / h,
+            out: (p[axis] - plane) / (self.foot[axis] - plane),
+        }
+    }
+}
+
+/// A leg found in a joint tree: its frame, its chain (joint indices from the attachment's
+/// child down to the tip) and the chain of its mirror partner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Leg {
+    pub frame: LegFrame,
+    /// Index of the joint the chain hangs from.
+    pub attach: usize,
+    pub chain: Vec<usize>,
+    pub partner_chain: Vec<usize>,
+}
+
+/// A foot is on the floor when its tip is within this share of the shape's size of the lowest
+/// point of the mesh.
+const FLOOR: f32 = 0.06;
+/// A leg hangs at least this share of the shape's size below its attachment.
+const LEG_HEIGHT: f32 = 0.12;
+/// The front and back attachments are at least this share of the size apart along the body.
+const BODY_LENGTH: f32 = 0.1;
+/// The two chains of a mirrored pair may hang from two joints on the plane this share of the
+/// size apart.
+const ATTACH_NEAR: f32 = 0.1;
+
+/// A mirrored pair of end chains: each chain runs from the child of the joint it hangs from
+/// down to its tip, every joint of it has a partner in the other chain and one child (the tip
+/// none). `chain` is the one on the `+axis` side.
+struct ChainPair {
+    attach: usize,
+    chain: Vec<usize>,
+    partner_attach: usize,
+    partner_chain: Vec<usize>,
+}
+
+/// The mirrored end chains hanging from joints on the mirror plane. The two chains of a pair
+/// hang from the same joint, or from two unpaired joints within `near` of each other (a curve
+/// skeleton can branch one side a joint later than the other).
+fn mirrored_end_chains(joints: &Joints, pairs: &[Option<usize>], axis: usize, plane: f32, near: f32) -> Vec<ChainPair> {
+    let n = joints.positions.len();
+    let mut children = vec![0usize; n];
+    for p in joints.parents.iter().flatten() {
+        children[*p] += 1;
+    }
+    let walk = |tip: usize| -> Option<(usize, Vec<usize>)> {
+        let mut chain = vec![tip];
+        let mut j = joints.parents[tip]?;
+        while pairs.get(j).copied().flatten().is_some() {
+            if children[j] != 1 {
+                return None;
+            }
+            chain.push(j);
+            j = joints.parents[j]?;
+        }
+        chain.reverse();
+        Some((j, chain))
+    };
+    (0..n)
+        .filter(|&t| children[t] == 0 && joints.positions[t][axis] > plane)
+        .filter_map(|t| {
+            let partner = pairs.get(t).copied().flatten()?;
+            let (attach, chain) = walk(t)?;
+            let (partner_attach, partner_chain) = walk(partner)?;
+            let mirrored = joints.positions[attach].distance(joints.positions[partner_attach]) <= near
+                && partner_chain.len() == chain.len()
+                && chain.iter().zip(&partner_chain).all(|(&a, &b)| pairs[a] == Some(b));
+            mirrored.then_some(ChainPair {
+                attach,
+                chain,
+                partner_attach,
+                partner_chain,
+            })
+        })
+        .collect()
+}
+
+/// The four legs of a shape that stands on two mirrored pairs of end chains, or `None`.
+/// `mirror` is the mirror axis and plane; `lo`/`hi` bound the mesh; `size` is its longest side.
+/// Exactly one of the four directions across the mirror plane must have two pairs of feet on
+/// the floor, hanging from two different joints apart along the body, and one end of the body
+/// must rise higher than the other beyond the legs (the head end).
+pub fn find(
+    joints: &Joints,
+    pairs: &[Option<usize>],
+    mirror: (usize, f32),
+    lo: Vec3,
+    hi: Vec3,
+    size: f32,
+) -> Option<Vec<Leg>> {
+    let (axis, plane) = mirror;
+    let chains = mirrored_end_chains(joints, pairs, axis, plane, ATTACH_NEAR * size);
+    let pos = &joints.positions;
+    let mut stances = Vec::new();
+    for a in (0..3).filter(|&a| a != axis) {
+        for sign in [1.0f32, -1.0] {
+            let up = Vec3::AXES[a] * sign;
+            let floor = if sign > 0.0 { lo[a] } else { -hi[a] };
+            let standing: Vec<_> = chains
+                .iter()
+                .filter(|c| {
+                    let tip = pos[*c.chain.last().unwrap_or(&c.attach)];
+                    tip.dot(up) - floor <= FLOOR * size && (pos[c.attach] - tip).dot(up) >= LEG_HEIGHT * size
+                })
+                .collect();
+            if standing.len() == 2 {
+                stances.push((a, up, standing));
+            }
+        }
+    }
+    let [(up_axis, up, legs)] = <[_; 1]>::try_from(stances).ok()?;
+    let along = 3 - axis - up_axis;
+    let (a0, a1) = (legs[0].attach, legs[1].attach);
+    if a0 == a1 || (pos[a0][along] - pos[a1][along]).abs() < BODY_LENGTH * size {
+        return None;
+    }
+    // The head end: the joints beyond the front-most and back-most attachment along the body,
+    // not in a leg, and the highest of each end.
+    let in_leg: Vec<bool> = (0..pos.len())
+        .map(|j| {
+            legs.iter()
+                .any(|c| c.chain.contains(&j) || c.partner_chain.contains(&j))
+        })
+        .collect();
+    let (min_a, max_a) = (pos[a0][along].min(pos[a1][along]), pos[a0][along].max(pos[a1][along]));
+    let rise = |beyond: &dyn Fn(f32) -> bool| {
+        (0..pos.len())
+            .filter(|&j| !in_leg[j] && beyond(pos[j][along]))
+            .map(|j| pos[j].dot(up))
+            .fold(f32::NEG_INFINITY, f32::max)
+    };
+    let (rise_plus, rise_minus) = (rise(&|x| x > max_a), rise(&|x| x < min_a));
+    if rise_plus == rise_minus {
+        return None;
+    }
+    let ahead = Vec3::AXES[along] * if rise_plus > rise_minus { 1.0 } else { -1.0 };
+    let front_attach = if pos[a0].dot(ahead) > pos[a1].dot(ahead) {
+        a0
+    } else {
+        a1
+    };
+    let mut out = Vec::new();
+    for pair in legs {
+        // Both legs of a pair share the frame of the `+axis` one, mirrored: the attachment on
+        // the plane, the partner's foot (its mirror image).
+        let frame = LegFrame {
+            front: pair.attach == front_attach,
+            attach: pos[pair.attach],
+            foot: pos[*pair.chain.last()?],
+            up,
+            ahead,
+            mirror,
+        };
+        out.push(Leg {
+            frame,
+            attach: pair.attach,
+            chain: pair.chain.clone(),
+            partner_chain: pair.partner_chain.clone(),
+        });
+        out.push(Leg {
+            frame: LegFrame {
+                foot: pos[*pair.partner_chain.last()?],
+                ..frame
+            },
+            attach: pair.partner_attach,
+            chain: pair.partner_chain.clone(),
+            partner_chain: pair.chain.clone(),
+        });
+    }
+    Some(out)
+}
+
+/// Replace each leg's chain by the template joints ([`FRONT_LEG`] or [`BACK_LEG`]) placed in
+/// its frame, mirrored pairs kept. `legs` must come from [`find`] on these joints. Returns the
+/// name of each joint's role ([`FRONT_NAMES`], [`BACK_NAMES`]; `None` for the other joints).
+pub fn apply(joints: &mut Joints, pairs: &mut Vec<Option<usize>>, legs: &[Leg]) -> Vec<Option<&'static str>> {
+    let n = joints.positions.len();
+    let mut alive = vec![true; n];
+    for leg in legs {
+        for &j in &leg.chain {
+            alive[j] = false;
+        }
+    }
+    let index = super::support::keep(joints, pairs, &alive);
+    let mut roles = vec![None; joints.positions.len()];
+    // Legs come in mirrored pairs from `find`.
+    for pair in legs.chunks(2) {
+        let [left, right] = pair else { continue };
+        let (Some(l_attach), Some(r_attach)) = (
+            index.get(left.attach).copied().flatten(),
+            index.get(right.attach).copied().flatten(),
+        ) else {
+            continue;
+        };
+        let (template, names): (&[LegJoint], &[&'static str]) = if left.frame.front {
+            (&FRONT_LEG, &FRONT_NAMES)
+        } else {
+            (&BACK_LEG, &BACK_NAMES)
+        };
+        let (mut l_parent, mut r_parent) = (l_attach, r_attach);
+        for (t, name) in template.iter().zip(names) {
+            let (l, r) = (joints.positions.len(), joints.positions.len() + 1);
+            joints.positions.push(left.frame.place(t));
+            joints.parents.push(Some(l_parent));
+            joints.positions.push(right.frame.place(t));
+            joints.parents.push(Some(r_parent));
+            pairs.push(Some(r));
+            pairs.push(Some(l));
+            roles.extend([Some(*name), Some(*name)]);
+            (l_parent, r_parent) = (l, r);
+        }
+    }
+    roles
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A four-legged joint tree standing on y = 0, mirrored across x = 0: a spine along z at
+    /// height 1 from the tail (z = -1) to the shoulders (z = 1), a neck rising at the `head_z`
+    /// end, a tail drooping at the other, and `pairs` leg pairs hanging from spine joints at
+    /// the given z.
+    fn creature(head_z: f32, legs_at: &[f32]) -> (Joints, Vec<Option<usize>>) {
+        let mut positions = vec![Vec3::new(0.0, 1.0, 0.0)];
+        let mut parents = vec![None];
+        let mut pairs = vec![None];
+        let mut add = |p: Vec3, parent: usize, partner: Option<usize>, positions: &mut Vec<Vec3>| {
+            positions.push(p);
+            parents.push(Some(parent));
+            pairs.push(partner);
+            positions.len() - 1
+        };
+        // Spine joints at z = -1, -0.7, 0.7, 1 (root at 0).
+        let back = add(Vec3::new(0.0, 1.0, -0.7), 0, None, &mut positions);
+        let tail_root = add(Vec3::new(0.0, 1.0, -1.0), back, None, &mut positions);
+        let front = add(Vec3::new(0.0, 1.0, 0.7), 0, None, &mut positions);
+        let head_root = add(Vec3::new(0.0, 1.0, 1.0), front, None, &mut positions);
+        let (head_end, tail_end) = if head_z > 0.0 {
+            (head_root, tail_root)
+        } else {
+            (tail_root, head_root)
+        };
+        let s = head_z.signum();
+        add(Vec3::new(0.0, 1.6, 1.4 * s), head_end, None, &mut positions);
+        add(Vec3::new(0.0, 0.8, -1.4 * s), tail_end, None, &mut positions);
+        for &z in legs_at {
+            let attach = if z > 0.0 { front } else { back };
+            let (mut left, mut right) = (attach, attach);
+            for y in [0.6, 0.3, 0.0] {
+                let l = positions.len();
+                left = add(Vec3::new(0.2, y, z), left, Some(l + 1), &mut positions);
+                right = add(Vec3::new(-0.2, y, z), right, Some(l), &mut positions);
+            }
+        }
+        (Joints { positions, parents }, pairs)
+    }
+
+    const LO: Vec3 = Vec3::new(-0.3, 0.0, -1.5);
+    const HI: Vec3 = Vec3::new(0.3, 1.7, 1.5);
+
+    #[test]
+    fn place_and_coordinates_are_inverse() {
+        let frame = LegFrame {
+            front: true,
+            attach: Vec3::new(0.0, 1.0, 0.7),
+            foot: Vec3::new(-0.2, 0.0, 0.6),
+            up: Vec3::Y,
+            ahead: Vec3::Z,
+            mirror: (0, 0.0),
+        };
+        assert_eq!(frame.height(), 1.0);
+        for j in FRONT_LEG.iter().chain(&BACK_LEG) {
+            let c = frame.coordinates(frame.place(j));
+            assert!((c.up - j.up).abs() < 1e-5 && (c.ahead - j.ahead).abs() < 1e-5 && (c.out - j.out).abs() < 1e-5);
+        }
+        // A template joint at the foot's proportions is the foot itself.
+        assert!(frame.place(&joint(0.0, 0.0, 1.0)).distance(frame.foot) < 1e-6);
+    }
+
+    #[test]
+    fn four_standing_legs_are_found_with_the_head_end_in_front() {
+        for head_z in [1.0f32, -1.0] {
+            let (joints, pairs) = creature(head_z, &[0.7, -0.7]);
+            let legs = find(&joints, &pairs, (0, 0.0), LO, HI, 3.0).expect("four legs");
+            assert_eq!(legs.len(), 4);
+            for leg in &legs {
+                assert_eq!(leg.frame.up, Vec3::Y);
+                assert_eq!(leg.frame.ahead, Vec3::Z * head_z);
+                assert_eq!(
+                    leg.frame.front,
+                    leg.frame.attach.z * head_z > 0.0,
+                    "front legs are at the head end"
+                );
+                assert_eq!(leg.chain.len(), 3);
+            }
+            // Mirrored pairs come together, the +x leg first, each the other's partner chain.
+            for pair in legs.chunks(2) {
+                assert!(pair[0].frame.foot.x > 0.0 && pair[1].frame.foot.x < 0.0);
+                assert_eq!(pair[0].partner_chain, pair[1].chain);
+            }
+        }
+    }
+
+    #[test]
+    fn two_legs_or_six_legs_or_a_lone_chain_are_not_a_quadruped() {
+        for legs_at in [&[0.7][..], &[0.7, -0.7, 0.1], &[]] {
+            let (joints, pairs) = creature(1.0, legs_at);
+            assert_eq!(
+                find(&joints, &pairs, (0, 0.0), LO, HI, 3.0),
+                None,
+                "legs at {legs_at:?}"
+            );
+        }
+        // Legs that do not reach the floor (a shape lying on its back, feet up) are no stance.
+        let (mut joints, pairs) = creature(1.0, &[0.7, -0.7]);
+        for p in &mut joints.positions {
+            p.y += 0.5;
+        }
+        assert_eq!(find(&joints, &pairs, (0, 0.0), LO, HI, 3.0), None);
+    }
+
+    #[test]
+    fn the_leg_chains_become_the_templates_mirrored() {
+        let (mut joints, mut pairs) = creature(1.0, &[0.7, -0.7]);
+        let before = joints.positions.len();
+        let legs = find(&joints, &pairs, (0, 0.0), LO, HI, 3.0).unwrap();
+        let roles = apply(&mut joints, &mut pairs, &legs);
+        assert_eq!(
+            joints.positions.len(),
+            before - 12 + 2 * (FRONT_LEG.len() + BACK_LEG.len())
+        );
+        assert_eq!(roles.len(), joints.positions.len());
+        assert_eq!(roles.iter().filter(|r| r.is_some()).count(), 22);
+        assert_eq!(roles.iter().filter(|r| **r == Some("thigh")).count(), 2);
+        assert_eq!(pairs.len(), joints.positions.len());
+        for (j, p) in joints.parents.iter().enumerate() {
+            assert!(p.is_none_or(|p| p < j), "parents come first");
+        }
+        // Every new joint is paired with its mirror image, and the front-left shoulder and the
+        // back-left toe sit where the templates put them.
+        for (j, partner) in pairs.iter().enumerate() {
+            if let Some(k) = *partner {
+                let (a, b) = (joints.positions[j], joints.positions[k]);
+                assert!((a - Vec3::new(-b.x, b.y, b.z)).length() < 1e-5);
+                assert_eq!(pairs[k], Some(j));
+            }
+        }
+        let front_left = legs.iter().find(|l| l.frame.front && l.frame.foot.x > 0.0).unwrap();
+        let shoulder = front_left.frame.place(&FRONT_LEG[0]);
+        assert!(joints.positions.iter().any(|p| p.distance(shoulder) < 1e-6));
+        let back_left = legs.iter().find(|l| !l.frame.front && l.frame.foot.x > 0.0).unwrap();
+        let toe = back_left.frame.place(&BACK_LEG[5]);
+        let toe_joint = joints.positions.iter().position(|p| p.distance(toe) < 1e-6).unwrap();
+        // The toe ends a chain of six hanging from the back spine joint.
+        let mut depth = 0;
+        let mut j = toe_joint;
+        while pairs[j].is_some() {
+            j = joints.parents[j].unwrap();
+            depth += 1;
+        }
+        assert_eq!((depth, joints.positions[j]), (6, Vec3::new(0.0, 1.0, -0.7)));
+    }
+}
