@@ -119,6 +119,9 @@ pub struct Leg {
 const FLOOR: f32 = 0.06;
 /// A leg hangs at least this share of the shape's size below its attachment.
 const LEG_HEIGHT: f32 = 0.12;
+/// A leg stands under the body: its foot is at most this many times its height out from the
+/// mirror plane (legs splayed like a spider's are not a quadruped's).
+const SPLAY: f32 = 0.6;
 /// The front and back attachments are at least this share of the size apart along the body.
 const BODY_LENGTH: f32 = 0.1;
 /// The two chains of a mirrored pair may hang from two joints on the plane this share of the
@@ -201,7 +204,10 @@ pub fn find(
                 .iter()
                 .filter(|c| {
                     let tip = pos[*c.chain.last().unwrap_or(&c.attach)];
-                    tip.dot(up) - floor <= FLOOR * size && (pos[c.attach] - tip).dot(up) >= LEG_HEIGHT * size
+                    let hang = (pos[c.attach] - tip).dot(up);
+                    tip.dot(up) - floor <= FLOOR * size
+                        && hang >= LEG_HEIGHT * size
+                        && (tip[axis] - plane).abs() <= SPLAY * hang
                 })
                 .collect();
             if standing.len() == 2 {
@@ -413,6 +419,13 @@ mod tests {
                 "legs at {legs_at:?}"
             );
         }
+        // Legs splayed out like a spider's (feet twice their height from the plane) are not a
+        // quadruped's.
+        let (mut joints, pairs) = creature(1.0, &[0.7, -0.7]);
+        for p in &mut joints.positions {
+            p.x *= 10.0;
+        }
+        assert_eq!(find(&joints, &pairs, (0, 0.0), LO, HI, 3.0), None);
         // Legs that do not reach the floor (a shape lying on its back, feet up) are no stance.
         let (mut joints, pairs) = creature(1.0, &[0.7, -0.7]);
         for p in &mut joints.positions {
