@@ -29,6 +29,8 @@ const fn joint(up: f32, ahead: f32, out: f32) -> LegJoint {
 
 /// A front leg from the shoulder down: shoulder, upper leg (elbow), lower leg (carpus), foot,
 /// toe. Medians over the front legs of the train split's quadrupeds (`quadruped_table`).
+/// The joints in the lower half of the leg keep only their height: they go on the leg's own
+/// chain, whose centre line follows the limb whatever the breed or the pose.
 pub const FRONT_LEG: [LegJoint; 5] = [
     joint(0.83, -0.09, 0.60),
     joint(0.84, -0.09, 1.00),
@@ -42,7 +44,8 @@ pub const FRONT_LEG: [LegJoint; 5] = [
 pub const FRONT_NAMES: [&str; 5] = ["shoulder", "upper_arm", "forearm", "hand", "front_toe"];
 
 /// A back leg from the hip down: hip, thigh, upper leg (stifle), lower leg (hock), foot, toe.
-/// Medians over the back legs of the train split's quadrupeds (`quadruped_table`).
+/// Medians over the back legs of the train split's quadrupeds (`quadruped_table`). As for
+/// [`FRONT_LEG`], the joints in the lower half of the leg keep only their height.
 pub const BACK_LEG: [LegJoint; 6] = [
     joint(1.18, 0.14, 0.53),
     joint(1.19, 0.14, 0.96),
@@ -172,7 +175,10 @@ fn mirrored_end_chains(joints: &Joints, pairs: &[Option<usize>], axis: usize, pl
             let (partner_attach, partner_chain) = walk(partner)?;
             let mirrored = joints.positions[attach].distance(joints.positions[partner_attach]) <= near
                 && partner_chain.len() == chain.len()
-                && chain.iter().zip(&partner_chain).all(|(&a, &b)| pairs[a] == Some(b));
+                && chain
+                    .iter()
+                    .zip(&partner_chain)
+                    .all(|(&a, &b)| pairs.get(a).copied().flatten() == Some(b));
             mirrored.then_some(ChainPair {
                 attach,
                 chain,
@@ -304,8 +310,9 @@ fn on_limb(leg: &Leg, t: &LegJoint, old: &[Vec3]) -> Vec3 {
 }
 
 /// Replace each leg's chain by the template joints ([`FRONT_LEG`] or [`BACK_LEG`]) placed in
-/// its frame (the lower ones on the leg's own centre line, [`on_limb`]), mirrored pairs kept. `legs` must come from [`find`] on these joints. Returns the
-/// name of each joint's role ([`FRONT_NAMES`], [`BACK_NAMES`]; `None` for the other joints).
+/// its frame (the lower ones on the leg's own centre line, [`on_limb`]), mirrored pairs kept.
+/// `legs` must come from [`find`] on these joints. Returns the name of each joint's role
+/// ([`FRONT_NAMES`], [`BACK_NAMES`]; `None` for the other joints).
 pub fn apply(joints: &mut Joints, pairs: &mut Vec<Option<usize>>, legs: &[Leg]) -> Vec<Option<&'static str>> {
     let old = joints.positions.clone();
     let mut alive = vec![true; old.len()];
