@@ -11,6 +11,7 @@
 //! four-legged animals in the data; characters without those names are listed and skipped.
 //! Test rows are never read.
 
+use rigml_eval::Dataset;
 use rigml_rig::auto::legs::{LegFrame, LegJoint};
 use rigml_rig::{Auto, AutoParams, Guided};
 use std::path::PathBuf;
@@ -39,12 +40,7 @@ fn median(mut v: Vec<f32>) -> f32 {
 }
 
 fn main() {
-    let data = data_dir();
-    let text = std::fs::read_to_string(data.join("manifest.tsv")).expect("manifest.tsv beside the data");
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).expect("manifest column");
-    let (id_c, kind_c, split_c, path_c) = (col("id"), col("kind"), col("split"), col("path"));
+    let data = Dataset::open(&data_dir()).unwrap_or_else(|e| panic!("{e}"));
     let mut guided = Guided::embedded().expect("embedded skeleton model");
     guided.auto = Auto {
         params: AutoParams {
@@ -54,13 +50,12 @@ fn main() {
     };
     let mut front: Vec<Vec<LegJoint>> = vec![Vec::new(); FRONT.len()];
     let mut back: Vec<Vec<LegJoint>> = vec![Vec::new(); BACK.len()];
-    for line in lines {
-        let f: Vec<&str> = line.split('\t').collect();
-        if f.get(kind_c) != Some(&"character") || !matches!(f.get(split_c), Some(&"train") | Some(&"val")) {
+    for row in data.select(Some("character"), None) {
+        let (id, split) = (row.id.as_str(), row.split.as_str());
+        if split != "train" && split != "val" {
             continue;
         }
-        let (id, split) = (f[id_c], f[split_c]);
-        let Ok(character) = rigml_io::load(&data.join(f[path_c])) else {
+        let Ok(character) = rigml_io::load(&row.path) else {
             continue;
         };
         let Ok(detail) = guided.place_detail(&character.mesh) else {

@@ -106,15 +106,14 @@ impl LegFrame {
     }
 }
 
-/// A leg found in a joint tree: its frame, its chain (joint indices from the attachment's
-/// child down to the tip) and the chain of its mirror partner.
+/// A leg found in a joint tree: its frame and its chain (joint indices from the attachment's
+/// child down to the tip). [`find`] lists legs in mirrored pairs, the `+axis` one first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Leg {
     pub frame: LegFrame,
     /// Index of the joint the chain hangs from.
     pub attach: usize,
     pub chain: Vec<usize>,
-    pub partner_chain: Vec<usize>,
 }
 
 /// A foot is on the floor when its tip is within this share of the shape's size of the lowest
@@ -272,7 +271,6 @@ pub fn find(
             frame,
             attach: pair.attach,
             chain: pair.chain.clone(),
-            partner_chain: pair.partner_chain.clone(),
         });
         out.push(Leg {
             frame: LegFrame {
@@ -281,7 +279,6 @@ pub fn find(
             },
             attach: pair.partner_attach,
             chain: pair.partner_chain.clone(),
-            partner_chain: pair.chain.clone(),
         });
     }
     Some(out)
@@ -439,10 +436,14 @@ mod tests {
                 );
                 assert_eq!(leg.chain.len(), 3);
             }
-            // Mirrored pairs come together, the +x leg first, each the other's partner chain.
+            // Mirrored pairs come together, the +x leg first, each chain the other's partner
+            // joint for joint.
             for pair in legs.chunks(2) {
                 assert!(pair[0].frame.foot.x > 0.0 && pair[1].frame.foot.x < 0.0);
-                assert_eq!(pair[0].partner_chain, pair[1].chain);
+                assert_eq!(pair[0].chain.len(), pair[1].chain.len());
+                for (&a, &b) in pair[0].chain.iter().zip(&pair[1].chain) {
+                    assert_eq!((pairs[a], pairs[b]), (Some(b), Some(a)));
+                }
             }
         }
     }
