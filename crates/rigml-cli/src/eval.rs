@@ -68,7 +68,7 @@ pub fn run(args: &Args) -> Result<String> {
     let mut methods = Vec::new();
     for name in args.methods.iter().filter(|m| !m.is_empty()) {
         if let Some(template) = name.strip_prefix("rig-") {
-            let placer = crate::rig::placer(template).with_context(|| format!("--methods {name}"))?;
+            let placer = crate::rig::placer(template, true).with_context(|| format!("--methods {name}"))?;
             let place = move |c: &rigml_core::Character| {
                 placer
                     .place(&c.mesh)
@@ -82,7 +82,7 @@ pub fn run(args: &Args) -> Result<String> {
                 let options = SolveOptions::default();
                 let skinner = solver(&args.rig_skin, None, args.model.as_deref())?;
                 methods.push(Method::skinned_rigger(name, place, move |c| {
-                    skinner.solve(&c.mesh, &c.skeleton, &options).map_err(|e| e.to_string())
+                    rigml_rig::skin_placed(&c.mesh, &c.skeleton, skinner.as_ref(), &options).map_err(|e| e.to_string())
                 }));
             }
             continue;

@@ -18,13 +18,23 @@ use std::time::Instant;
 /// the curve skeleton alone and `learned` the learned placer alone.
 pub const TEMPLATES: &[&str] = &["detect", "humanoid", "auto", "curve", "learned"];
 
-/// The skeleton placer of `template`.
-pub fn placer(template: &str) -> Result<Box<dyn SkeletonPlacer + Send>> {
+/// The skeleton placer of `template`; `poles`: whether the general template adds IK pole
+/// targets in front of a quadruped's legs.
+pub fn placer(template: &str, poles: bool) -> Result<Box<dyn SkeletonPlacer + Send>> {
+    let mut curve = rigml_rig::Auto::default();
+    curve.params.leg_poles = poles;
     Ok(match template {
-        "auto" => Box::new(rigml_rig::Guided::embedded()?),
-        "curve" => Box::new(rigml_rig::Auto::default()),
+        "auto" => Box::new(rigml_rig::Guided {
+            auto: curve,
+            ..rigml_rig::Guided::embedded()?
+        }),
+        "curve" => Box::new(curve),
         "humanoid" => Box::new(rigml_rig::Humanoid::default()),
-        "detect" => Box::new(rigml_rig::Detect::embedded()?),
+        "detect" => {
+            let mut detect = rigml_rig::Detect::embedded()?;
+            detect.auto.auto = curve;
+            Box::new(detect)
+        }
         "learned" => Box::new(rigml_rig::Learned::embedded()?),
         other => bail!("unknown template {other:?} (choose one of {})", TEMPLATES.join(", ")),
     })
@@ -48,7 +58,9 @@ artists' rigs, puts no joint near a quarter or more of it (fins, lanterns, spike
 chains are dropped; --template curve keeps them all, --template learned uses that model's
 joints alone. A shape standing on four mirrored legs gets quadruped legs (shoulder and hip at
 the spine, elbow/stifle, carpus/hock, foot, toe; named shoulder_L ... hand_L, pelvis_L ...
-toe_end_L) placed by the proportions of artists' rigs, front legs at the end the head rises.")]
+toe_end_L) placed by the proportions of artists' rigs, front legs at the end the head rises,
+and an IK pole target in front of each leg (front_leg_pole_L/R, back_leg_pole_L/R: children of
+the root that carry no weight, for an IK chain to aim at; --no-poles leaves them out).")]
 pub struct Args {
     /// The mesh to rig (.obj, .glb, .gltf, .fbx); a skeleton or skin in it is ignored.
     pub input: PathBuf,
@@ -67,6 +79,10 @@ pub struct Args {
     /// A model file from `rigml train` for --skin learned (default: the embedded model).
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
+    /// Leave out the IK pole targets the general template adds in front of a four-legged
+    /// shape's legs (control joints without weight, `front_leg_pole_L` ...).
+    #[arg(long)]
+    pub no_poles: bool,
     /// Influence cap per vertex.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
     pub max_influences: u16,
@@ -88,7 +104,7 @@ pub fn run(args: &Args) -> Result<String> {
     if args.output.exists() && !args.force {
         bail!("{}: already exists (use --force to replace it)", args.output.display());
     }
-    let placer = placer(&args.template)?;
+    let placer = placer(&args.template, !args.no_poles)?;
     let solver = solver(&args.skin, None, args.model.as_deref())?;
     let started = Instant::now();
     let loaded = rigml_io::load(&args.input)?;

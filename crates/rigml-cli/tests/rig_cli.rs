@@ -126,6 +126,54 @@ fn rig_keeps_the_props_a_skeleton_carried() {
 }
 
 #[test]
+fn rig_gives_a_quadruped_weightless_pole_targets_unless_told_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = common::asset("quaternius-animals-stag");
+    let poles = [
+        "front_leg_pole_L",
+        "front_leg_pole_R",
+        "back_leg_pole_L",
+        "back_leg_pole_R",
+    ];
+    let o = rigml(dir.path(), &["rig", s(&source), "-o", "stag.glb", "--json"]);
+    assert_ok(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v["joint_names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let rigged = rigml_io::load(&dir.path().join("stag.glb")).unwrap();
+    let skin = rigged.skin.as_ref().unwrap();
+    for pole in poles {
+        assert!(names.contains(&pole), "no {pole}: {names:?}");
+        let j = rigged.skeleton.index_of(pole).unwrap();
+        assert_eq!(rigged.skeleton.parents[j], Some(0), "{pole} hangs from the root");
+        assert!(
+            skin.rows().flatten().all(|i| i.joint as usize != j),
+            "{pole} carries weight"
+        );
+    }
+    // The antlers hang from a joint of the head, not from a pole in front of the stag.
+    for a in v["attachments"].as_array().unwrap() {
+        assert!(!a["joint"].as_str().unwrap().contains("pole"), "{a}");
+    }
+    let o = rigml(
+        dir.path(),
+        &["rig", s(&source), "-o", "bare.glb", "--no-poles", "--json"],
+    );
+    assert_ok(&o);
+    let w: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(w["joints"].as_u64().unwrap() + 4, v["joints"].as_u64().unwrap());
+    assert!(!w["joint_names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("pole")));
+}
+
+#[test]
 fn rig_bad_input_fails_cleanly_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("broken.obj"), "v 0 0 0\nv 1 0 0\nf 1 2 7\n").unwrap();

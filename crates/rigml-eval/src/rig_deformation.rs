@@ -12,6 +12,8 @@
 //!    The GT *segments* are, for every GT joint `g`, the bones `(x_g, x_c)` to each child `c`,
 //!    or the point `(x_g, x_g)` when `g` is a leaf; each belongs to `g`. The *probes* of `p` are
 //!    the midpoints of its bones `(y_p + y_c)/2` to each child `c`, or `y_p` itself for a leaf.
+//!    A bone to a child that is a leaf without predicted weight (an IK pole target or another
+//!    control joint, an end-site) moves no vertex and gives no probe, unless it is all `p` has.
 //!    The cost of `g` is the mean over `p`'s probes of the distance to the nearest of `g`'s
 //!    segments. `g(p)` is the cheapest GT joint; costs within [`TIE_FRACTION`] × (longest side
 //!    of the GT joints' bounding box) of the cheapest are ties, broken by the distance `|y_p -
@@ -64,16 +66,22 @@ fn segments(positions: &[Vec3], children: &[Vec<usize>]) -> Vec<(usize, Vec3, Ve
     out
 }
 
-/// Probe points of each joint: its bones' midpoints, or its own position for a leaf.
-fn probes(positions: &[Vec3], children: &[Vec<usize>]) -> Vec<Vec<Vec3>> {
+/// Probe points of each joint: the midpoints of its bones to children that are not `idle`
+/// (all of its bones when every child is), or its own position for a leaf.
+fn probes(positions: &[Vec3], children: &[Vec<usize>], idle: &[bool]) -> Vec<Vec<Vec3>> {
     positions
         .iter()
         .zip(children)
         .map(|(&x, kids)| {
-            let mids: Vec<Vec3> = kids
+            let mid = |c: &usize| positions.get(*c).map(|&y| 0.5 * (x + y));
+            let mut mids: Vec<Vec3> = kids
                 .iter()
-                .filter_map(|&c| positions.get(c).map(|&y| 0.5 * (x + y)))
+                .filter(|&&c| !idle.get(c).copied().unwrap_or(false))
+                .filter_map(mid)
                 .collect();
+            if mids.is_empty() {
+                mids = kids.iter().filter_map(mid).collect();
+            }
             if mids.is_empty() {
                 vec![x]
             } else {
@@ -83,9 +91,30 @@ fn probes(positions: &[Vec3], children: &[Vec<usize>]) -> Vec<Vec<Vec3>> {
         .collect()
 }
 
+/// The leaves of `skeleton` that `skin` gives no weight (control joints, end-sites): they move
+/// no vertex.
+pub fn weightless_leaves(skeleton: &Skeleton, skin: &Skin) -> Vec<bool> {
+    let n = skeleton.joint_count();
+    let mut idle = vec![true; n];
+    for p in skeleton.parents.iter().flatten() {
+        if let Some(i) = idle.get_mut(*p) {
+            *i = false;
+        }
+    }
+    for i in skin.rows().flatten() {
+        if i.weight > 0.0 {
+            if let Some(x) = idle.get_mut(i.joint as usize) {
+                *x = false;
+            }
+        }
+    }
+    idle
+}
+
 /// The GT joint that drives each predicted joint (module docs, step 1), from bind positions in
-/// the mesh's space. `None` when either skeleton has no joint.
-pub fn match_joints(pred: &Skeleton, gt: &Skeleton) -> Option<Vec<usize>> {
+/// the mesh's space; `idle[p]` marks the predicted leaves without weight
+/// ([`weightless_leaves`]; empty: none). `None` when either skeleton has no joint.
+pub fn match_joints(pred: &Skeleton, gt: &Skeleton, idle: &[bool]) -> Option<Vec<usize>> {
     let (y, x) = (pred.bind_positions(), gt.bind_positions());
     if y.is_empty() || x.is_empty() {
         return None;
@@ -94,7 +123,7 @@ pub fn match_joints(pred: &Skeleton, gt: &Skeleton) -> Option<Vec<usize>> {
     let (lo, hi) = x.iter().fold((x[0], x[0]), |(lo, hi), &p| (lo.min(p), hi.max(p)));
     let tie = TIE_FRACTION * (hi - lo).max_element().max(f32::MIN_POSITIVE);
     let mut nearest = vec![f32::INFINITY; x.len()];
-    let matched = probes(&y, &pred.children())
+    let matched = probes(&y, &pred.children(), idle)
         .iter()
         .zip(&y)
         .map(|(probes, &head)| {
@@ -191,7 +220,7 @@ pub fn rig_deformation_error(
     }
     check_skin("GT", gt_skin, n, gt.joint_count())?;
     check_skin("predicted", pred_skin, n, pred.joint_count())?;
-    let matched = match_joints(pred, gt).ok_or("a skeleton has no joint")?;
+    let matched = match_joints(pred, gt, &weightless_leaves(pred, pred_skin)).ok_or("a skeleton has no joint")?;
     if poses.is_empty() || !skinned.iter().any(|&s| s) {
         return Ok(None);
     }
@@ -268,10 +297,10 @@ mod tests {
         ];
         let parents = [None, Some(0), Some(0), Some(0), Some(2), Some(4)];
         let s = skeleton_at(&heads, &parents);
-        assert_eq!(match_joints(&s, &s), Some((0..6).collect()));
-        assert_eq!(match_joints(&chain(), &chain()), Some(vec![0, 1, 2]));
-        assert_eq!(match_joints(&Skeleton::default(), &s), None);
-        assert_eq!(match_joints(&s, &Skeleton::default()), None);
+        assert_eq!(match_joints(&s, &s, &[]), Some((0..6).collect()));
+        assert_eq!(match_joints(&chain(), &chain(), &[]), Some(vec![0, 1, 2]));
+        assert_eq!(match_joints(&Skeleton::default(), &s, &[]), None);
+        assert_eq!(match_joints(&s, &Skeleton::default(), &[]), None);
     }
 
     #[test]
@@ -309,7 +338,7 @@ mod tests {
         let gt = chain();
         let heads: Vec<Vec3> = gt.bind_positions().iter().map(|&p| p + t).collect();
         let pred = skeleton_at(&heads, &gt.parents);
-        assert_eq!(match_joints(&pred, &gt), Some(vec![0, 1, 2]));
+        assert_eq!(match_joints(&pred, &gt, &[]), Some(vec![0, 1, 2]));
         let w = skin(&gt_rows(), 3);
         // The whole body turned rigidly (root 90° about z): every bone turns alike, no error.
         let mut turn = Pose::rest(&gt);
@@ -338,7 +367,7 @@ mod tests {
         // the match is [0, 1].
         let gt = chain();
         let pred = skeleton_at(&[Vec3::ZERO, Vec3::new(1.8, 0.0, 0.0)], &[None, Some(0)]);
-        assert_eq!(match_joints(&pred, &gt), Some(vec![0, 1]));
+        assert_eq!(match_joints(&pred, &gt, &[]), Some(vec![0, 1]));
         let pred_skin = skin(&[vec![(0, 1.0)], vec![(0, 1.0)], vec![(0, 1.0)], vec![(1, 1.0)]], 2);
         // GT mid (joint 1) turns 90° about z: GT D_1 = D_2 rotate about (1,0,0).
         // v1 (.5,0,0): GT .5·v1 + .5·(1,-.5,0) = (.75,-.25,0); pred (.5,0,0): d = .25√2.
@@ -367,7 +396,7 @@ mod tests {
             &[0.0, 0.5, 1.0, 1.5, 2.0].map(|x| Vec3::new(x, 0.0, 0.0)),
             &[None, Some(0), Some(1), Some(2), Some(3)],
         );
-        assert_eq!(match_joints(&many, &gt), Some(vec![0, 0, 1, 1, 2]));
+        assert_eq!(match_joints(&many, &gt, &[]), Some(vec![0, 0, 1, 1, 2]));
         let rigid = skin(&vec![vec![(0, 1.0)]; 4], 5);
         let d = rig_deformation_error(
             &positions(),
@@ -400,5 +429,29 @@ mod tests {
             Ok(None)
         );
         assert!(driven_matrices(&[Vec3::ZERO], &[None], &[5], &[Mat4::IDENTITY]).is_err());
+    }
+
+    #[test]
+    fn a_weightless_leaf_does_not_steer_its_parents_match() {
+        // GT: a chain up y. The prediction adds a control joint (an IK pole target) above the
+        // chain's end, hanging from the root: its bone's midpoint lies on GT joint 1's bone.
+        let at = |y: f32| Vec3::new(0.0, y, 0.0);
+        let gt = skeleton_at(&[at(0.0), at(1.0), at(2.0)], &[None, Some(0), Some(1)]);
+        let pred = skeleton_at(
+            &[at(0.0), at(1.0), at(2.0), at(4.0)],
+            &[None, Some(0), Some(1), Some(0)],
+        );
+        // Counted as a bone, it drags the root onto GT joint 1.
+        assert_eq!(match_joints(&pred, &gt, &[]), Some(vec![1, 1, 2, 2]));
+        let weights = skin(
+            &[vec![(0, 1.0)], vec![(1, 0.5), (2, 0.5)], vec![(2, 1.0)], vec![(1, 1.0)]],
+            4,
+        );
+        let idle = weightless_leaves(&pred, &weights);
+        assert_eq!(idle, vec![false, false, false, true]);
+        assert_eq!(match_joints(&pred, &gt, &idle), Some(vec![0, 1, 2, 2]));
+        // A joint whose only children are idle keeps their bones as probes.
+        let only = skeleton_at(&[at(0.0), at(4.0)], &[None, Some(0)]);
+        assert_eq!(match_joints(&only, &gt, &[false, true]), match_joints(&only, &gt, &[]));
     }
 }

@@ -1,5 +1,5 @@
-//! Fit the quadruped leg templates of `auto/legs.rs` (`FRONT_LEG`, `BACK_LEG`) to the artists'
-//! rigs of the train split, and check the leg finding on val:
+//! Fit the quadruped leg templates of `auto/legs.rs` (`FRONT_LEG`, `BACK_LEG`, `FRONT_POLE`,
+//! `BACK_POLE`) to the artists' rigs of the train split, and check the leg finding on val:
 //! `cargo run --release -p rigml-rig --example quadruped_table`.
 //!
 //! For every character whose curve skeleton stands on four legs (the general template with the
@@ -7,9 +7,9 @@
 //! foot and distance ahead of it in units of the attachment's height, distance from the mirror
 //! plane as a share of the foot's) and the medians over the train split's legs are printed as
 //! the Rust tables. The artists' legs are read by the joint names of the Quaternius animal
-//! rigs (`FrontShoulder.L` ... `FF.L`, `BackShoulder.L` ... `FFB.L`), the only rigs of
-//! four-legged animals in the data; characters without those names are listed and skipped.
-//! Test rows are never read.
+//! rigs (`FrontShoulder.L` ... `FF.L`, `BackShoulder.L` ... `FFB.L`, and the IK pole targets
+//! `PoleTarget.L` and `PoleTargetBack.L`), the only rigs of four-legged animals in the data;
+//! characters without those names are listed and skipped. Test rows are never read.
 
 use rigml_eval::Dataset;
 use rigml_rig::auto::legs::{LegFrame, LegJoint};
@@ -17,6 +17,9 @@ use rigml_rig::{Auto, AutoParams, Guided};
 use std::path::PathBuf;
 
 const FRONT: [&str; 5] = ["FrontShoulder", "FrontUpperLeg", "FrontLowerLeg", "IKFrontLeg", "FF"];
+/// The artists' IK pole targets of a front and a back leg (`FRONT_POLE`, `BACK_POLE`), both
+/// in front of the animal, written in the front leg's frame.
+const POLES: [&str; 2] = ["PoleTarget", "PoleTargetBack"];
 const BACK: [&str; 6] = [
     "BackShoulder",
     "BackLeg",
@@ -50,6 +53,7 @@ fn main() {
     };
     let mut front: Vec<Vec<LegJoint>> = vec![Vec::new(); FRONT.len()];
     let mut back: Vec<Vec<LegJoint>> = vec![Vec::new(); BACK.len()];
+    let mut poles: Vec<Vec<LegJoint>> = vec![Vec::new(); POLES.len()];
     for row in data.select(Some("character"), None) {
         let (id, split) = (row.id.as_str(), row.split.as_str());
         if split != "train" && split != "val" {
@@ -100,9 +104,23 @@ fn main() {
                 if leg.front { "front" } else { "back " },
                 text.join(" ")
             );
+            // Both poles stand in front of the animal: they are fitted in the front leg's frame.
+            let pole_at: Vec<Option<LegJoint>> = POLES
+                .iter()
+                .map(|name| at(&format!("{name}.{side}")).map(|p| LegFrame::coordinates(leg, p)))
+                .filter(|_| leg.front)
+                .collect();
+            for (name, c) in POLES.iter().zip(&pole_at) {
+                if let Some(c) = c {
+                    println!("      {name}: ({:.2} {:.2} {:.2})", c.up, c.ahead, c.out);
+                }
+            }
             if split == "train" {
                 for (k, c) in coords.into_iter().enumerate() {
                     sink[k].push(c);
+                }
+                for (k, c) in pole_at.into_iter().enumerate() {
+                    poles[k].extend(c);
                 }
             }
         }
@@ -120,5 +138,15 @@ fn main() {
             );
         }
         println!("];");
+    }
+    for (name, samples, role) in [("FRONT_POLE", &poles[0], POLES[0]), ("BACK_POLE", &poles[1], POLES[1])] {
+        let m = |f: fn(&LegJoint) -> f32| median(samples.iter().map(f).collect());
+        println!(
+            "pub const {name}: LegJoint = joint({:.2}, {:.2}, {:.2}); // {role} ({} legs)",
+            m(|c| c.up),
+            m(|c| c.ahead),
+            m(|c| c.out),
+            samples.len()
+        );
     }
 }

@@ -67,6 +67,9 @@ pub struct AutoParams {
     /// Replace the leg chains of a shape standing on four mirrored legs by the quadruped leg
     /// templates ([`legs`]).
     pub quadruped_legs: bool,
+    /// With the quadruped legs, add an IK pole target in front of each leg
+    /// ([`legs::add_poles`]): control joints that carry no weight.
+    pub leg_poles: bool,
 }
 
 impl Default for AutoParams {
@@ -88,6 +91,7 @@ impl Default for AutoParams {
             support_fill: 0.05,
             support_share: 0.25,
             quadruped_legs: true,
+            leg_poles: true,
         }
     }
 }
@@ -232,6 +236,9 @@ impl Auto {
         if p.quadruped_legs && !found.is_empty() {
             roles = legs::apply(&mut joints, &mut pairs, &found);
             pull_inside(&mut joints.positions, &solid);
+            if p.leg_poles {
+                legs::add_poles(&mut joints, &mut pairs, &mut roles, &found);
+            }
         }
         // The head end of a four-legged shape; otherwise the axis across the mirror axis that
         // glTF characters face.

@@ -21,7 +21,7 @@ pub use humanoid::{looks_humanoid, Humanoid, HumanoidCheck};
 pub use learned::Learned;
 pub use placed::PlacedSkeleton;
 
-use rigml_core::{Character, Mesh};
+use rigml_core::{Character, Mesh, Skeleton, Skin};
 use rigml_skin::{SkinSolver, SolveOptions};
 use thiserror::Error;
 
@@ -71,6 +71,59 @@ pub fn check_mesh(mesh: &Mesh) -> Result<(), RigError> {
     Ok(())
 }
 
+/// Which joints of a placed skeleton are control joints that carry no skin weight: leaves
+/// named as the IK pole targets of the quadruped legs ([`auto::legs::is_pole`]).
+pub fn controls(skeleton: &Skeleton) -> Vec<bool> {
+    let mut leaf = vec![true; skeleton.joint_count()];
+    for p in skeleton.parents.iter().flatten() {
+        if let Some(l) = leaf.get_mut(*p) {
+            *l = false;
+        }
+    }
+    skeleton
+        .names
+        .iter()
+        .zip(leaf)
+        .map(|(name, leaf)| leaf && auto::legs::is_pole(name))
+        .collect()
+}
+
+/// Skin `mesh` for a placed `skeleton` with `solver`, leaving its control joints
+/// ([`controls`]) without weight: the solver sees the skeleton without them (a pole target's
+/// bone from the root runs out of the body, and would otherwise pull weight toward it), and
+/// the weights are mapped back onto every joint.
+pub fn skin_placed(
+    mesh: &Mesh,
+    skeleton: &Skeleton,
+    solver: &dyn SkinSolver,
+    options: &SolveOptions,
+) -> Result<Skin, RigError> {
+    let fail = |e: &dyn std::fmt::Display| RigError::Skin(e.to_string());
+    let n = skeleton.joint_count();
+    let control = controls(skeleton);
+    let kept: Vec<usize> = (0..n).filter(|&j| !control[j]).collect();
+    if kept.len() == n || kept.is_empty() {
+        return solver.solve(mesh, skeleton, options).map_err(|e| fail(&e));
+    }
+    skeleton.validate()?;
+    let mut index = vec![usize::MAX; n];
+    for (i, &j) in kept.iter().enumerate() {
+        index[j] = i;
+    }
+    // Control joints are leaves: every kept joint's parent is kept, and its rest transform,
+    // relative to that parent, stays as it is.
+    let deforming = Skeleton {
+        names: kept.iter().map(|&j| skeleton.names[j].clone()).collect(),
+        parents: kept.iter().map(|&j| skeleton.parents[j].map(|p| index[p])).collect(),
+        rest_local: kept.iter().map(|&j| skeleton.rest_local[j]).collect(),
+        inverse_bind: kept.iter().map(|&j| skeleton.inverse_bind[j]).collect(),
+    };
+    let skin = solver.solve(mesh, &deforming, options).map_err(|e| fail(&e))?;
+    let skin = skin.remap_joints(&kept);
+    skin.validate(mesh.vertex_count(), n).map_err(|e| fail(&e))?;
+    Ok(skin)
+}
+
 /// Place a skeleton with `placer`, skin the mesh with `solver`, and return the rigged character
 /// (bind pose = rest pose, no clips).
 pub fn rig(
@@ -105,9 +158,7 @@ pub fn rig_with_progress(
     let placed = placer.place(&mesh)?;
     let skeleton = placed.to_skeleton()?;
     progress(Stage::Skin);
-    let skin = solver
-        .solve(&mesh, &skeleton, options)
-        .map_err(|e| RigError::Skin(e.to_string()))?;
+    let skin = skin_placed(&mesh, &skeleton, solver, options)?;
     let character = Character {
         name: name.to_string(),
         mesh,

@@ -63,14 +63,17 @@ pub fn shown_placement(character: &Character) -> Option<Mat4> {
 pub fn reattach(attachments: &[Attachment], old: &Skeleton, new: &Skeleton) -> Vec<Attachment> {
     let new_bind = new.bind_world();
     let heads: Vec<Vec3> = new_bind.iter().map(|m| m.w_axis.truncate()).collect();
+    // Props hang from joints that move the body, never from a control joint.
+    let control = crate::controls(new);
     attachments
         .iter()
         .filter_map(|a| {
             let bind = old.inverse_bind.get(a.joint)?.inverse() * a.local;
             let n = a.mesh.positions.len().max(1) as f32;
             let middle = bind.transform_point3(a.mesh.positions.iter().copied().sum::<Vec3>() / n);
-            let joint =
-                (0..heads.len()).min_by(|&i, &k| heads[i].distance(middle).total_cmp(&heads[k].distance(middle)))?;
+            let joint = (0..heads.len())
+                .filter(|&i| !control[i])
+                .min_by(|&i, &k| heads[i].distance(middle).total_cmp(&heads[k].distance(middle)))?;
             Some(Attachment {
                 name: a.name.clone(),
                 joint,

@@ -58,6 +58,33 @@ pub const BACK_LEG: [LegJoint; 6] = [
 /// Names of the [`BACK_LEG`] joints, as [`FRONT_NAMES`].
 pub const BACK_NAMES: [&str; 6] = ["pelvis", "thigh", "shin", "foot", "toe", "toe_end"];
 
+/// The IK pole target of a front leg: a control joint in front of the leg, hanging from the
+/// root, that an IK chain from shoulder to foot aims at. It carries no skin weight
+/// ([`is_pole`]). Medians over the train split's Quaternius quadrupeds, whose rigs all have
+/// one per leg (`PoleTarget.L/R`; `quadruped_table`).
+pub const FRONT_POLE: LegJoint = joint(0.46, 0.86, 0.86);
+
+/// The IK pole target of a back leg (`PoleTargetBack.L/R` in the artists' rigs), as
+/// [`FRONT_POLE`]. The artists put it just ahead of the front leg's pole, in front of the
+/// animal, so it is given **in the front leg's frame** (in the back leg's own, its distance
+/// ahead spread from 2.3 to 4.2 leg heights over the train split; in the front leg's, 0.9 to
+/// 1.7).
+pub const BACK_POLE: LegJoint = joint(0.46, 1.04, 0.86);
+
+/// Name of the [`FRONT_POLE`] joints; the placer adds `_L` or `_R`.
+pub const FRONT_POLE_NAME: &str = "front_leg_pole";
+/// Name of the [`BACK_POLE`] joints, as [`FRONT_POLE_NAME`].
+pub const BACK_POLE_NAME: &str = "back_leg_pole";
+
+/// Whether `name` is one of the pole targets the leg templates add (`front_leg_pole_L` ...):
+/// control joints that must get no skin weight.
+pub fn is_pole(name: &str) -> bool {
+    [FRONT_POLE_NAME, BACK_POLE_NAME].iter().any(|base| {
+        name.strip_prefix(base)
+            .is_some_and(|side| side.is_empty() || side == "_L" || side == "_R")
+    })
+}
+
 /// A found leg's frame: its foot (the chain's tip), the joint it hangs from, and the
 /// directions of the shape.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -355,6 +382,44 @@ pub fn apply(joints: &mut Joints, pairs: &mut Vec<Option<usize>>, legs: &[Leg]) 
     roles
 }
 
+/// Add an IK pole target for each leg ([`FRONT_POLE`], [`BACK_POLE`], both placed in the
+/// frame of the front leg on the `+axis` side) hanging from the root (joint 0), mirrored pairs
+/// kept, and their roles to `roles` (as [`apply`] returns them). `legs` must come from
+/// [`find`]; the poles lie outside the mesh, so call this after anything that pulls joints
+/// inside.
+pub fn add_poles(
+    joints: &mut Joints,
+    pairs: &mut Vec<Option<usize>>,
+    roles: &mut Vec<Option<&'static str>>,
+    legs: &[Leg],
+) {
+    // `find` lists each pair with its `+axis` leg first.
+    let Some(front) = legs.chunks(2).find_map(|pair| pair.first().filter(|l| l.frame.front)) else {
+        return;
+    };
+    if joints.positions.is_empty() {
+        return;
+    }
+    roles.resize(joints.positions.len(), None);
+    for pair in legs.chunks(2) {
+        let [left, _] = pair else { continue };
+        let (pole, name) = if left.frame.front {
+            (&FRONT_POLE, FRONT_POLE_NAME)
+        } else {
+            (&BACK_POLE, BACK_POLE_NAME)
+        };
+        let lp = front.frame.place(pole);
+        let (axis, plane) = front.frame.mirror;
+        let mut rp = lp;
+        rp[axis] = 2.0 * plane - lp[axis];
+        let l = joints.positions.len();
+        joints.positions.extend([lp, rp]);
+        joints.parents.extend([Some(0), Some(0)]);
+        pairs.extend([Some(l + 1), Some(l)]);
+        roles.extend([Some(name), Some(name)]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -518,5 +583,61 @@ mod tests {
             depth += 1;
         }
         assert_eq!((depth, joints.positions[j]), (6, Vec3::new(0.0, 1.0, -0.7)));
+    }
+
+    #[test]
+    fn each_leg_gets_a_mirrored_pole_target_in_front_hanging_from_the_root() {
+        let (mut joints, mut pairs) = creature(-1.0, &[0.7, -0.7]);
+        let legs = find(&joints, &pairs, (0, 0.0), LO, HI, 3.0).unwrap();
+        let mut roles = apply(&mut joints, &mut pairs, &legs);
+        let before = joints.positions.len();
+        add_poles(&mut joints, &mut pairs, &mut roles, &legs);
+        assert_eq!(joints.positions.len(), before + 4);
+        assert_eq!((pairs.len(), roles.len()), (before + 4, before + 4));
+        for j in before..before + 4 {
+            assert_eq!(joints.parents[j], Some(0));
+            let k = pairs[j].unwrap();
+            assert_eq!(pairs[k], Some(j));
+            let (a, b) = (joints.positions[j], joints.positions[k]);
+            assert!((a - Vec3::new(-b.x, b.y, b.z)).length() < 1e-6);
+            // The head is at -z: every pole is ahead of the front feet, off the floor.
+            let front = legs
+                .iter()
+                .find(|l| l.frame.front && (l.frame.foot.x > 0.0) == (a.x > 0.0))
+                .unwrap();
+            assert!(a.z < front.frame.foot.z && a.y > 0.0, "{a} {:?}", front.frame);
+        }
+        // The back leg's pole stands just ahead of the front leg's.
+        let z = |name| {
+            (before..before + 4)
+                .find(|&j| roles[j] == Some(name))
+                .map(|j| joints.positions[j].z)
+                .unwrap()
+        };
+        assert!(z(BACK_POLE_NAME) < z(FRONT_POLE_NAME));
+        assert_eq!(
+            roles[before..].iter().filter(|r| **r == Some(FRONT_POLE_NAME)).count(),
+            2
+        );
+        assert_eq!(
+            roles[before..].iter().filter(|r| **r == Some(BACK_POLE_NAME)).count(),
+            2
+        );
+    }
+
+    #[test]
+    fn only_the_pole_names_are_poles() {
+        for name in ["front_leg_pole_L", "back_leg_pole_R", "front_leg_pole"] {
+            assert!(is_pole(name), "{name}");
+        }
+        for name in [
+            "front_leg_pole_LL",
+            "front_leg",
+            "thigh_L",
+            "PoleTarget.L",
+            "back_leg_pole_X",
+        ] {
+            assert!(!is_pole(name), "{name}");
+        }
     }
 }
