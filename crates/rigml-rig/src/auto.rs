@@ -14,11 +14,14 @@
 //! 4. Here: pair left/right joints across the mirror plane, make each pair exactly mirrored,
 //!    and name the joints (`root`, `joint_001`, ..., `joint_007_L` / `joint_007_R`).
 //! 5. With a [`Support`] (the learned placer's joints, see [`crate::Guided`]): [`support`]
-//!    removes the end chains no supporting bone comes near, when they are a large enough share
-//!    of the joints, before naming.
+//!    grafts on the end chains of a second, less pruned curve skeleton that the support backs
+//!    and the first lacks (short limbs the pruning took for the rim of a thick body: a T-rex's
+//!    arms), then removes the end chains no supporting bone comes near, when they are a large
+//!    enough share of the joints, before naming.
 //! 6. [`legs`]: a shape standing on two mirrored pairs of end chains gets the artists' quadruped
 //!    legs (shoulder and hip up at the spine, elbow or stifle, carpus or hock, foot, toe) in
-//!    place of those chains, named by their roles (`thigh_L`, ...), before naming.
+//!    place of those chains, named by their roles (`thigh_L`, ...), and an IK pole target in
+//!    front of each leg, a control joint without weight, before naming.
 //!
 //! All lengths are fractions of the longest side of the mesh's bounding box, so the result
 //! does not depend on the file's units.
@@ -70,6 +73,15 @@ pub struct AutoParams {
     /// With the quadruped legs, add an IK pole target in front of each leg
     /// ([`legs::add_poles`]): control joints that carry no weight.
     pub leg_poles: bool,
+    /// With a [`Support`], end chains of a second curve skeleton pruned with this `thickness`
+    /// (0 = none) that the default one lacks but the support agrees with are grafted on
+    /// ([`support::graft_supported`]).
+    pub loose_thickness: f32,
+    /// See `loose_thickness`: a chain the default skeleton lacks is on average farther than
+    /// this from its bones.
+    pub loose_apart: f32,
+    /// See `loose_thickness`: a grafted chain is on average within this of the support's bones.
+    pub loose_reach: f32,
 }
 
 impl Default for AutoParams {
@@ -92,6 +104,9 @@ impl Default for AutoParams {
             support_share: 0.25,
             quadruped_legs: true,
             leg_poles: true,
+            loose_thickness: 1.5,
+            loose_apart: 0.04,
+            loose_reach: 0.045,
         }
     }
 }
@@ -191,7 +206,23 @@ impl Auto {
             Some(m) => enforce_symmetry(&mut joints, m, &solid, p.pair * size, 0.5 * lengths.min_bone),
             None => vec![None; joints.positions.len()],
         };
+        let loose = (p.loose_thickness > 0.0).then(|| {
+            let mut loose = simplify::joints(
+                &nodes,
+                &Lengths {
+                    thickness: p.loose_thickness,
+                    ..lengths
+                },
+            );
+            pull_inside(&mut loose.positions, &solid);
+            let pairs = match mirror {
+                Some(m) => enforce_symmetry(&mut loose, m, &solid, p.pair * size, 0.5 * lengths.min_bone),
+                None => vec![None; loose.positions.len()],
+            };
+            (loose, pairs)
+        });
         Ok(Curve {
+            loose,
             solid,
             size,
             bounds: (lo, hi),
@@ -210,6 +241,7 @@ impl Auto {
     pub fn finish(&self, curve: Curve, support: Option<&Support>) -> Result<AutoDetail, RigError> {
         let p = &self.params;
         let Curve {
+            loose,
             solid,
             size,
             bounds: (lo, hi),
@@ -220,6 +252,17 @@ impl Auto {
             bridges,
             reeb_nodes,
         } = curve;
+        if let (Some(support), Some((loose, loose_pairs))) = (support, &loose) {
+            support::graft_supported(
+                &mut joints,
+                &mut pairs,
+                loose,
+                loose_pairs,
+                support,
+                p.loose_reach * size,
+                p.loose_apart * size,
+            );
+        }
         let (unsupported, filled) = support.map_or((0, 0), |support| {
             let (reach, fill) = (p.support_reach * size, p.support_fill * size);
             support::prune_unsupported(&mut joints, &mut pairs, support, reach, fill, p.support_share)
@@ -267,6 +310,8 @@ impl Auto {
 /// The curve skeleton of a mesh before pruning and naming ([`Auto::curve`]).
 #[derive(Debug)]
 pub struct Curve {
+    /// The curve skeleton pruned with [`AutoParams::loose_thickness`], with its mirror pairs.
+    loose: Option<(Joints, Vec<Option<usize>>)>,
     solid: Solid,
     /// Longest side of the mesh's bounding box.
     size: f32,

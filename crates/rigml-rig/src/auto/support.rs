@@ -108,21 +108,15 @@ pub fn prune_unsupported(
     (gone.len(), added)
 }
 
-/// The joints of the end chains to remove now, or `None` when every end chain is supported.
-fn unsupported_chains(
-    joints: &Joints,
-    partners: &[Option<usize>],
-    support: &Support,
-    reach: f32,
-) -> Option<Vec<usize>> {
+/// The end chains of a joint tree: each leaf and its ancestors up to (not including) the first
+/// joint with other children or the root, leaf first.
+fn end_chains(joints: &Joints) -> Vec<Vec<usize>> {
     let n = joints.positions.len();
     let mut children = vec![0usize; n];
     for p in joints.parents.iter().flatten() {
         children[*p] += 1;
     }
-    // Each leaf's chain: the leaf and its ancestors up to (not including) the first joint with
-    // other children or the root.
-    let mut chains: Vec<Vec<usize>> = Vec::new();
+    let mut chains = Vec::new();
     for leaf in (0..n).filter(|&j| children[j] == 0) {
         let mut chain = Vec::new();
         let mut j = leaf;
@@ -137,6 +131,101 @@ fn unsupported_chains(
             chains.push(chain);
         }
     }
+    chains
+}
+
+/// Graft onto `joints` the end chains of `loose` (a curve skeleton of the same shape pruned less
+/// eagerly, with its mirror `loose_partners`) that `joints` lacks (their joints on average
+/// farther than `apart` from its bones) and `support` agrees with (on average within `reach` of
+/// its bones): limbs the pruning took for the rim of a thick part (a T-rex's short arms). Each
+/// chain hangs from the joint nearest the joint it branched from; mirrored chains are taken
+/// together, so the result stays symmetric. Returns how many joints were added.
+pub fn graft_supported(
+    joints: &mut Joints,
+    partners: &mut Vec<Option<usize>>,
+    loose: &Joints,
+    loose_partners: &[Option<usize>],
+    support: &Support,
+    reach: f32,
+    apart: f32,
+) -> usize {
+    if support.is_empty() || joints.positions.is_empty() {
+        return 0;
+    }
+    let base = Support::new(&joints.positions, &joints.parents);
+    let mean = |chain: &[usize], s: &Support| {
+        chain.iter().map(|&j| s.distance(loose.positions[j])).sum::<f32>() / chain.len().max(1) as f32
+    };
+    let paired = |j: usize| loose_partners.get(j).copied().flatten().is_some();
+    // A chain of mirrored joints sheds the unpaired joints at its tip (one side's chain can be a
+    // joint longer); one that still mixes paired and unpaired joints is not taken.
+    let chosen: Vec<Vec<usize>> = end_chains(loose)
+        .into_iter()
+        .filter_map(|mut c| {
+            if c.iter().any(|&j| paired(j)) {
+                let tip = c.iter().take_while(|&&j| !paired(j)).count();
+                c.drain(..tip);
+                if !c.iter().all(|&j| paired(j)) {
+                    return None;
+                }
+            }
+            (mean(&c, &base) > apart && mean(&c, support) <= reach).then_some(c)
+        })
+        .collect();
+    // Mirrored chains are grafted together or not at all.
+    let taken: std::collections::HashSet<usize> = chosen.iter().flatten().copied().collect();
+    let chains: Vec<&Vec<usize>> = chosen
+        .iter()
+        .filter(|c| {
+            c.iter().all(|&j| {
+                loose_partners
+                    .get(j)
+                    .copied()
+                    .flatten()
+                    .is_none_or(|k| taken.contains(&k))
+            })
+        })
+        .collect();
+    let mut index = vec![None; loose.positions.len()];
+    let mut added = Vec::new();
+    let before = joints.positions.len();
+    for chain in chains {
+        let top = *chain.last().unwrap_or(&0);
+        let Some(from) = loose.parents[top].map(|p| loose.positions[p]) else {
+            continue;
+        };
+        let mut parent = (0..before)
+            .min_by(|&a, &b| {
+                joints.positions[a]
+                    .distance_squared(from)
+                    .total_cmp(&joints.positions[b].distance_squared(from))
+            })
+            .unwrap_or(0);
+        for &j in chain.iter().rev() {
+            index[j] = Some(joints.positions.len());
+            added.push(j);
+            joints.positions.push(loose.positions[j]);
+            joints.parents.push(Some(parent));
+            parent = joints.positions.len() - 1;
+        }
+    }
+    partners.extend(
+        added
+            .iter()
+            .map(|&j| loose_partners.get(j).copied().flatten().and_then(|k| index[k])),
+    );
+    added.len()
+}
+
+/// The joints of the end chains to remove now, or `None` when every end chain is supported.
+fn unsupported_chains(
+    joints: &Joints,
+    partners: &[Option<usize>],
+    support: &Support,
+    reach: f32,
+) -> Option<Vec<usize>> {
+    let n = joints.positions.len();
+    let chains = end_chains(joints);
     // A joint's distance to the support, averaged with its mirror partner's.
     let own: Vec<f32> = joints.positions.iter().map(|&p| support.distance(p)).collect();
     let distance: Vec<f32> = (0..n)
@@ -316,5 +405,60 @@ mod tests {
             prune_unsupported(&mut joints, &mut partners, &support, 0.5, 0.5, 0.0),
             (0, 0)
         );
+    }
+
+    #[test]
+    fn supported_chains_the_skeleton_lacks_are_grafted_in_mirrored_pairs() {
+        // The skeleton is the trunk; the loose one also has the arms.
+        let (loose, loose_partners) = trunk_with_arms();
+        let trunk = |n: usize| Joints {
+            positions: loose.positions[..n].to_vec(),
+            parents: loose.parents[..n].to_vec(),
+        };
+        let arms = Support::new(
+            &[
+                Vec3::new(0.0, 2.0, 0.0),
+                Vec3::new(2.0, 2.0, 0.0),
+                Vec3::new(-2.0, 2.0, 0.0),
+            ],
+            &[None, Some(0), Some(0)],
+        );
+        let (mut joints, mut partners) = (trunk(4), vec![None; 4]);
+        assert_eq!(
+            graft_supported(&mut joints, &mut partners, &loose, &loose_partners, &arms, 0.5, 0.5),
+            4
+        );
+        // Each arm hangs from the trunk joint it branched from, its partner the other arm's.
+        assert_eq!(joints.parents[4..], [Some(2), Some(4), Some(2), Some(6)]);
+        assert_eq!(partners[4..], [Some(6), Some(7), Some(4), Some(5)]);
+        assert_eq!(joints.positions, loose.positions);
+        // Chains the skeleton has, or the support does not back, are not grafted.
+        let (mut same, mut same_partners) = (loose.clone(), loose_partners.clone());
+        assert_eq!(
+            graft_supported(&mut same, &mut same_partners, &loose, &loose_partners, &arms, 0.5, 0.5),
+            0
+        );
+        let trunk_only = Support::new(&[Vec3::ZERO, Vec3::new(0.0, 3.0, 0.0)], &[None, Some(0)]);
+        let (mut joints, mut partners) = (trunk(4), vec![None; 4]);
+        assert_eq!(
+            graft_supported(
+                &mut joints,
+                &mut partners,
+                &loose,
+                &loose_partners,
+                &trunk_only,
+                0.5,
+                0.5
+            ),
+            0
+        );
+        // One arm backed alone: its mirror is not, so neither is taken.
+        let one = Support::new(&[Vec3::new(0.0, 2.0, 0.0), Vec3::new(2.0, 2.0, 0.0)], &[None, Some(0)]);
+        let (mut joints, mut partners) = (trunk(4), vec![None; 4]);
+        assert_eq!(
+            graft_supported(&mut joints, &mut partners, &loose, &loose_partners, &one, 0.5, 0.5),
+            0
+        );
+        assert_eq!((joints.positions.len(), partners.len()), (4, 4));
     }
 }
