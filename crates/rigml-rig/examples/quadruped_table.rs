@@ -128,25 +128,21 @@ fn main() {
     for (name, table, roles) in [("FRONT_LEG", &front, &FRONT[..]), ("BACK_LEG", &back, &BACK[..])] {
         println!("pub const {name}: [LegJoint; {}] = [", roles.len());
         for (role, samples) in roles.iter().zip(table) {
-            let m = |f: fn(&LegJoint) -> f32| median(samples.iter().map(f).collect());
-            println!(
-                "    joint({:.2}, {:.2}, {:.2}), // {role} ({} legs)",
-                m(|c| c.up),
-                m(|c| c.ahead),
-                m(|c| c.out),
-                samples.len()
-            );
+            println!("    {}, // {role} ({} legs)", median_joint(samples), samples.len());
         }
         println!("];");
     }
     for (name, samples, role) in [("FRONT_POLE", &poles[0], POLES[0]), ("BACK_POLE", &poles[1], POLES[1])] {
-        let m = |f: fn(&LegJoint) -> f32| median(samples.iter().map(f).collect());
         println!(
-            "pub const {name}: LegJoint = joint({:.2}, {:.2}, {:.2}); // {role} ({} legs)",
-            m(|c| c.up),
-            m(|c| c.ahead),
-            m(|c| c.out),
+            "pub const {name}: LegJoint = {}; // {role} ({} legs)",
+            median_joint(samples),
             samples.len()
         );
     }
+}
+
+/// The median of each coordinate of `samples`, as the Rust expression `joint(up, ahead, out)`.
+fn median_joint(samples: &[LegJoint]) -> String {
+    let m = |f: fn(&LegJoint) -> f32| median(samples.iter().map(f).collect());
+    format!("joint({:.2}, {:.2}, {:.2})", m(|c| c.up), m(|c| c.ahead), m(|c| c.out))
 }
