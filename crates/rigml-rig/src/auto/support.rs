@@ -7,6 +7,10 @@
 //! lantern chain runs through the angler's head), that skeleton's joints there fill the gap.
 //! The learned placer misses thin parts artists do rig (quadrupeds' tails and ears), so a
 //! pruning that would remove only a few chains is not applied at all.
+//!
+//! The other way round, [`graft_supported`] adds end chains of a less pruned curve skeleton
+//! that the learned placer backs and the curve skeleton lacks: short limbs its pruning took for
+//! the rim of a thick body.
 
 use super::simplify::Joints;
 use glam::Vec3;
