@@ -55,10 +55,11 @@ The default template (detect) uses the humanoid template when the mesh is a stan
 skeleton of any shape: joints at the centres of the limbs' cross-sections, left/right pairs
 named _L/_R when the mesh is mirror symmetric. When the learned skeleton model, trained on
 artists' rigs, puts no joint near a quarter or more of it (fins, lanterns, spikes), those end
-chains are dropped, and short limbs the curve skeleton took for the rim of a thick body (a
-T-rex's arms) are put back where the model rigs them; --template curve keeps every chain it
-finds, --template learned uses that model's joints alone. A shape standing on four mirrored legs gets quadruped legs (shoulder and hip at
-the spine, elbow/stifle, carpus/hock, foot, toe; named shoulder_L ... hand_L, pelvis_L ...
+chains are dropped; short limbs the curve skeleton took for the rim of a thick body (a T-rex's
+arms) are put back where the model rigs them. --template curve keeps every chain it finds,
+--template learned uses that model's joints alone. A shape standing on four mirrored legs gets
+quadruped legs (shoulder and hip at the spine, elbow/stifle, carpus/hock, foot, toe; named
+shoulder_L ... hand_L, pelvis_L ...
 toe_end_L) placed by the proportions of artists' rigs, front legs at the end the head rises,
 and an IK pole target in front of each leg (front_leg_pole_L/R, back_leg_pole_L/R: children of
 the root that carry no weight, for an IK chain to aim at; --no-poles leaves them out).")]
