@@ -59,10 +59,10 @@ chains are dropped; short limbs the curve skeleton took for the rim of a thick b
 arms) are put back where the model rigs them. --template curve keeps every chain it finds,
 --template learned uses that model's joints alone. A shape standing on four mirrored legs gets
 quadruped legs (shoulder and hip at the spine, elbow/stifle, carpus/hock, foot, toe; named
-shoulder_L ... hand_L, pelvis_L ...
-toe_end_L) placed by the proportions of artists' rigs, front legs at the end the head rises,
-and an IK pole target in front of each leg (front_leg_pole_L/R, back_leg_pole_L/R: children of
-the root that carry no weight, for an IK chain to aim at; --no-poles leaves them out).")]
+shoulder_L ... hand_L, pelvis_L ... toe_end_L) placed by the proportions of artists' rigs, front
+legs at the end the head rises, and an IK pole target in front of each leg (front_leg_pole_L/R,
+back_leg_pole_L/R: children of the root that carry no weight, for an IK chain to aim at;
+--no-poles leaves them out).")]
 pub struct Args {
     /// The mesh to rig (.obj, .glb, .gltf, .fbx); a skeleton or skin in it is ignored.
     pub input: PathBuf,

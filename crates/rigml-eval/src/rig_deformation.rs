@@ -94,13 +94,7 @@ fn probes(positions: &[Vec3], children: &[Vec<usize>], idle: &[bool]) -> Vec<Vec
 /// The leaves of `skeleton` that `skin` gives no weight (control joints, end-sites): they move
 /// no vertex.
 pub fn weightless_leaves(skeleton: &Skeleton, skin: &Skin) -> Vec<bool> {
-    let n = skeleton.joint_count();
-    let mut idle = vec![true; n];
-    for p in skeleton.parents.iter().flatten() {
-        if let Some(i) = idle.get_mut(*p) {
-            *i = false;
-        }
-    }
+    let mut idle: Vec<bool> = skeleton.children().iter().map(Vec::is_empty).collect();
     for i in skin.rows().flatten() {
         if i.weight > 0.0 {
             if let Some(x) = idle.get_mut(i.joint as usize) {

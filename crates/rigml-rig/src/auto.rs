@@ -200,27 +200,18 @@ impl Auto {
         }
         let nodes = reeb::reeb_tree(&solid, &sources, p.band, &depth);
         let lengths = p.chains.scaled(size);
-        let mut joints = simplify::joints(&nodes, &lengths);
-        pull_inside(&mut joints.positions, &solid);
-        let pairs = match mirror {
-            Some(m) => enforce_symmetry(&mut joints, m, &solid, p.pair * size, 0.5 * lengths.min_bone),
-            None => vec![None; joints.positions.len()],
-        };
-        let loose = (p.loose_thickness > 0.0).then(|| {
-            let mut loose = simplify::joints(
-                &nodes,
-                &Lengths {
-                    thickness: p.loose_thickness,
-                    ..lengths
-                },
-            );
-            pull_inside(&mut loose.positions, &solid);
+        // The curve skeleton pruned with `thickness`: joints pulled inside, mirror pairs made.
+        let skeleton = |thickness: f32| {
+            let mut joints = simplify::joints(&nodes, &Lengths { thickness, ..lengths });
+            pull_inside(&mut joints.positions, &solid);
             let pairs = match mirror {
-                Some(m) => enforce_symmetry(&mut loose, m, &solid, p.pair * size, 0.5 * lengths.min_bone),
-                None => vec![None; loose.positions.len()],
+                Some(m) => enforce_symmetry(&mut joints, m, &solid, p.pair * size, 0.5 * lengths.min_bone),
+                None => vec![None; joints.positions.len()],
             };
-            (loose, pairs)
-        });
+            (joints, pairs)
+        };
+        let (joints, pairs) = skeleton(lengths.thickness);
+        let loose = (p.loose_thickness > 0.0).then(|| skeleton(p.loose_thickness));
         Ok(Curve {
             loose,
             solid,

@@ -74,17 +74,11 @@ pub fn check_mesh(mesh: &Mesh) -> Result<(), RigError> {
 /// Which joints of a placed skeleton are control joints that carry no skin weight: leaves
 /// named as the IK pole targets of the quadruped legs ([`auto::legs::is_pole`]).
 pub fn controls(skeleton: &Skeleton) -> Vec<bool> {
-    let mut leaf = vec![true; skeleton.joint_count()];
-    for p in skeleton.parents.iter().flatten() {
-        if let Some(l) = leaf.get_mut(*p) {
-            *l = false;
-        }
-    }
     skeleton
         .names
         .iter()
-        .zip(leaf)
-        .map(|(name, leaf)| leaf && auto::legs::is_pole(name))
+        .zip(skeleton.children())
+        .map(|(name, children)| children.is_empty() && auto::legs::is_pole(name))
         .collect()
 }
 

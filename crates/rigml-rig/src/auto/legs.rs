@@ -119,6 +119,14 @@ impl LegFrame {
         p
     }
 
+    /// The mirror image of a model-space point across the shape's mirror plane.
+    pub fn mirror_image(&self, p: Vec3) -> Vec3 {
+        let (axis, plane) = self.mirror;
+        let mut q = p;
+        q[axis] = 2.0 * plane - p[axis];
+        q
+    }
+
     /// Template coordinates of a model-space point: the inverse of [`LegFrame::place`] (for
     /// fitting templates to artists' joints).
     pub fn coordinates(&self, p: Vec3) -> LegJoint {
@@ -366,9 +374,7 @@ pub fn apply(joints: &mut Joints, pairs: &mut Vec<Option<usize>>, legs: &[Leg]) 
             let (l, r) = (joints.positions.len(), joints.positions.len() + 1);
             // The right leg is the left one's mirror image, exactly.
             let lp = on_limb(left, t, &old);
-            let (axis, plane) = left.frame.mirror;
-            let mut rp = lp;
-            rp[axis] = 2.0 * plane - lp[axis];
+            let rp = left.frame.mirror_image(lp);
             joints.positions.push(lp);
             joints.parents.push(Some(l_parent));
             joints.positions.push(rp);
@@ -409,9 +415,7 @@ pub fn add_poles(
             (&BACK_POLE, BACK_POLE_NAME)
         };
         let lp = front.frame.place(pole);
-        let (axis, plane) = front.frame.mirror;
-        let mut rp = lp;
-        rp[axis] = 2.0 * plane - lp[axis];
+        let rp = front.frame.mirror_image(lp);
         let l = joints.positions.len();
         joints.positions.extend([lp, rp]);
         joints.parents.extend([Some(0), Some(0)]);

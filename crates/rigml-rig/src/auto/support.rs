@@ -160,7 +160,8 @@ pub fn graft_supported(
     let mean = |chain: &[usize], s: &Support| {
         chain.iter().map(|&j| s.distance(loose.positions[j])).sum::<f32>() / chain.len().max(1) as f32
     };
-    let paired = |j: usize| loose_partners.get(j).copied().flatten().is_some();
+    let partner = |j: usize| loose_partners.get(j).copied().flatten();
+    let paired = |j: usize| partner(j).is_some();
     // A chain of mirrored joints sheds the unpaired joints at its tip (one side's chain can be a
     // joint longer); one that still mixes paired and unpaired joints is not taken.
     let chosen: Vec<Vec<usize>> = end_chains(loose)
@@ -180,15 +181,7 @@ pub fn graft_supported(
     let taken: std::collections::HashSet<usize> = chosen.iter().flatten().copied().collect();
     let chains: Vec<&Vec<usize>> = chosen
         .iter()
-        .filter(|c| {
-            c.iter().all(|&j| {
-                loose_partners
-                    .get(j)
-                    .copied()
-                    .flatten()
-                    .is_none_or(|k| taken.contains(&k))
-            })
-        })
+        .filter(|c| c.iter().all(|&j| partner(j).is_none_or(|k| taken.contains(&k))))
         .collect();
     let mut index = vec![None; loose.positions.len()];
     let mut added = Vec::new();
@@ -213,11 +206,7 @@ pub fn graft_supported(
             parent = joints.positions.len() - 1;
         }
     }
-    partners.extend(
-        added
-            .iter()
-            .map(|&j| loose_partners.get(j).copied().flatten().and_then(|k| index[k])),
-    );
+    partners.extend(added.iter().map(|&j| partner(j).and_then(|k| index[k])));
     added.len()
 }
 
