@@ -157,9 +157,16 @@ impl Auto {
         }
     }
 
-    /// [`SkeletonPlacer::place`] with what was found on the way.
+    /// [`SkeletonPlacer::place`] with what was found on the way. Without a support nothing is
+    /// grafted, so the loose curve skeleton is not built.
     pub fn place_detail(&self, mesh: &Mesh) -> Result<AutoDetail, RigError> {
-        self.finish(self.curve(mesh)?, None)
+        let alone = Auto {
+            params: AutoParams {
+                loose_thickness: 0.0,
+                ..self.params
+            },
+        };
+        self.finish(alone.curve(mesh)?, None)
     }
 
     /// The first part of placing, which needs no support: the curve skeleton's joints, paired
