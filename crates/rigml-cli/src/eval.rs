@@ -68,7 +68,8 @@ pub fn run(args: &Args) -> Result<String> {
     let mut methods = Vec::new();
     for name in args.methods.iter().filter(|m| !m.is_empty()) {
         if let Some(template) = name.strip_prefix("rig-") {
-            let placer = crate::rig::placer(template, true).with_context(|| format!("--methods {name}"))?;
+            let placer = crate::rig::placer(template, crate::rig::Controls::default())
+                .with_context(|| format!("--methods {name}"))?;
             let place = move |c: &rigml_core::Character| {
                 placer
                     .place(&c.mesh)

@@ -18,21 +18,44 @@ use std::time::Instant;
 /// the curve skeleton alone and `learned` the learned placer alone.
 pub const TEMPLATES: &[&str] = &["detect", "humanoid", "auto", "curve", "learned"];
 
-/// The skeleton placer of `template`; `poles`: whether the general template adds IK pole
-/// targets in front of a quadruped's legs.
-pub fn placer(template: &str, poles: bool) -> Result<Box<dyn SkeletonPlacer + Send>> {
+/// Which weightless control joints the templates add.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Controls {
+    /// IK pole targets in front of a quadruped's legs (general template).
+    pub poles: bool,
+    /// A ground root above the placed root (humanoid and general templates).
+    pub ground_root: bool,
+}
+
+impl Default for Controls {
+    fn default() -> Self {
+        Controls {
+            poles: true,
+            ground_root: true,
+        }
+    }
+}
+
+/// The skeleton placer of `template`, adding the `controls` asked for.
+pub fn placer(template: &str, controls: Controls) -> Result<Box<dyn SkeletonPlacer + Send>> {
     let mut curve = rigml_rig::Auto::default();
-    curve.params.leg_poles = poles;
+    curve.params.leg_poles = controls.poles;
+    curve.params.ground_root = controls.ground_root;
+    let humanoid = rigml_rig::Humanoid {
+        ground_root: controls.ground_root,
+        ..rigml_rig::Humanoid::default()
+    };
     Ok(match template {
         "auto" => Box::new(rigml_rig::Guided {
             auto: curve,
             ..rigml_rig::Guided::embedded()?
         }),
         "curve" => Box::new(curve),
-        "humanoid" => Box::new(rigml_rig::Humanoid::default()),
+        "humanoid" => Box::new(humanoid),
         "detect" => {
             let mut detect = rigml_rig::Detect::embedded()?;
             detect.auto.auto = curve;
+            detect.humanoid = humanoid;
             Box::new(detect)
         }
         "learned" => Box::new(rigml_rig::Learned::embedded()?),
@@ -62,7 +85,10 @@ quadruped legs (shoulder and hip at the spine, elbow/stifle, carpus/hock, foot, 
 shoulder_L ... hand_L, pelvis_L ... toe_end_L) placed by the proportions of artists' rigs, front
 legs at the end the head rises, and an IK pole target in front of each leg (front_leg_pole_L/R,
 back_leg_pole_L/R: children of the root that carry no weight, for an IK chain to aim at;
---no-poles leaves them out).")]
+--no-poles leaves them out). Both templates put a ground root above the body (`root`, on the
+skeleton of the humanoid template above Hips): a weightless joint at the model's origin, or
+on the floor under the mesh when the origin lies outside it, where game engines expect the
+root for root motion; --no-ground-root leaves it out.")]
 pub struct Args {
     /// The mesh to rig (.obj, .glb, .gltf, .fbx); a skeleton or skin in it is ignored.
     pub input: PathBuf,
@@ -85,6 +111,10 @@ pub struct Args {
     /// shape's legs (control joints without weight, `front_leg_pole_L` ...).
     #[arg(long)]
     pub no_poles: bool,
+    /// Leave out the ground root (`root`, weightless, at the model's origin) that the humanoid
+    /// and general templates put above the body's root joint.
+    #[arg(long)]
+    pub no_ground_root: bool,
     /// Influence cap per vertex.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
     pub max_influences: u16,
@@ -106,7 +136,11 @@ pub fn run(args: &Args) -> Result<String> {
     if args.output.exists() && !args.force {
         bail!("{}: already exists (use --force to replace it)", args.output.display());
     }
-    let placer = placer(&args.template, !args.no_poles)?;
+    let controls = Controls {
+        poles: !args.no_poles,
+        ground_root: !args.no_ground_root,
+    };
+    let placer = placer(&args.template, controls)?;
     let solver = solver(&args.skin, None, args.model.as_deref())?;
     let started = Instant::now();
     let loaded = rigml_io::load(&args.input)?;

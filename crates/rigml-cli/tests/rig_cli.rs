@@ -126,7 +126,7 @@ fn rig_keeps_the_props_a_skeleton_carried() {
 }
 
 #[test]
-fn rig_gives_a_quadruped_weightless_pole_targets_unless_told_not_to() {
+fn rig_gives_a_quadruped_weightless_pole_targets_and_ground_root_unless_told_not_to() {
     let dir = tempfile::tempdir().unwrap();
     let source = common::asset("quaternius-animals-stag");
     let poles = [
@@ -149,28 +149,49 @@ fn rig_gives_a_quadruped_weightless_pole_targets_unless_told_not_to() {
     for pole in poles {
         assert!(names.contains(&pole), "no {pole}: {names:?}");
         let j = rigged.skeleton.index_of(pole).unwrap();
-        assert_eq!(rigged.skeleton.parents[j], Some(0), "{pole} hangs from the root");
+        assert_eq!(rigged.skeleton.parents[j], Some(0), "{pole} hangs from the ground root");
         assert!(
             skin.rows().flatten().all(|i| i.joint as usize != j),
             "{pole} carries weight"
         );
     }
-    // The antlers hang from a joint of the head, not from a pole in front of the stag.
+    // The ground root: weightless, at the model's origin (on the floor between the feet),
+    // above the body.
+    assert_eq!(rigged.skeleton.names[0], "root");
+    assert_eq!(rigged.skeleton.names[1], "body");
+    assert_eq!(rigged.skeleton.parents[1], Some(0));
+    assert!(
+        skin.rows().flatten().all(|i| i.joint != 0),
+        "the ground root carries weight"
+    );
+    // The antlers hang from a joint of the head, not from a control joint.
     for a in v["attachments"].as_array().unwrap() {
-        assert!(!a["joint"].as_str().unwrap().contains("pole"), "{a}");
+        let joint = a["joint"].as_str().unwrap();
+        assert!(!joint.contains("pole") && joint != "root", "{a}");
     }
     let o = rigml(
         dir.path(),
-        &["rig", s(&source), "-o", "bare.glb", "--no-poles", "--json"],
+        &[
+            "rig",
+            s(&source),
+            "-o",
+            "bare.glb",
+            "--no-poles",
+            "--no-ground-root",
+            "--json",
+        ],
     );
     assert_ok(&o);
     let w: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(w["joints"].as_u64().unwrap() + 4, v["joints"].as_u64().unwrap());
-    assert!(!w["joint_names"]
+    assert_eq!(w["joints"].as_u64().unwrap() + 5, v["joints"].as_u64().unwrap());
+    let bare: Vec<&str> = w["joint_names"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|n| n.as_str().unwrap().contains("pole")));
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(bare[0], "body");
+    assert!(!bare.iter().any(|n| n.contains("pole") || *n == "root"), "{bare:?}");
 }
 
 #[test]

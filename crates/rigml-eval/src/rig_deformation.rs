@@ -25,7 +25,9 @@
 //!    rig is posed by forward kinematics with rigid bones: a root `p` gets `M_p = D_{g(p)}`; a
 //!    joint `p` with parent `q` is carried by its parent to `M_q(y_p)` and turns like its GT
 //!    joint, `M_p(x) = M_q(y_p) + A_{g(p)}·(x - y_p)`. A misplaced joint thus bends the mesh
-//!    about the wrong pivot, as it would after retargeting rotations onto it.
+//!    about the wrong pivot, as it would after retargeting rotations onto it. A root without
+//!    predicted weight (a ground root) moves no vertex: its children are driven as roots, so
+//!    that the body under it keeps the GT translation, as an animator keys it on the hips.
 //! 3. *Scoring* ([`rig_deformation_error`]): per pose, `x_v^gt = LBS(GT top-4 weights, D)` and
 //!    `x_v^pred = LBS(predicted top-4 weights, M)`, `d_v = |x_v^pred − x_v^gt| · s` over the GT's
 //!    skinned vertices, `s` the §1 scale of the rest-posed mesh; per asset the mean over poses
@@ -91,10 +93,15 @@ fn probes(positions: &[Vec3], children: &[Vec<usize>], idle: &[bool]) -> Vec<Vec
         .collect()
 }
 
-/// The leaves of `skeleton` that `skin` gives no weight (control joints, end-sites): they move
-/// no vertex.
-pub fn weightless_leaves(skeleton: &Skeleton, skin: &Skin) -> Vec<bool> {
-    let mut idle: Vec<bool> = skeleton.children().iter().map(Vec::is_empty).collect();
+/// The leaves and roots of `skeleton` that `skin` gives no weight (control joints such as IK
+/// pole targets and a ground root, end-sites): they move no vertex.
+pub fn weightless_controls(skeleton: &Skeleton, skin: &Skin) -> Vec<bool> {
+    let mut idle: Vec<bool> = skeleton
+        .children()
+        .iter()
+        .zip(&skeleton.parents)
+        .map(|(kids, parent)| kids.is_empty() || parent.is_none())
+        .collect();
     for i in skin.rows().flatten() {
         if i.weight > 0.0 {
             if let Some(x) = idle.get_mut(i.joint as usize) {
@@ -107,7 +114,7 @@ pub fn weightless_leaves(skeleton: &Skeleton, skin: &Skin) -> Vec<bool> {
 
 /// The GT joint that drives each predicted joint (module docs, step 1), from bind positions in
 /// the mesh's space; `idle[p]` marks the predicted leaves without weight
-/// ([`weightless_leaves`]; empty: none). `None` when either skeleton has no joint.
+/// ([`weightless_controls`]; empty: none). `None` when either skeleton has no joint.
 pub fn match_joints(pred: &Skeleton, gt: &Skeleton, idle: &[bool]) -> Option<Vec<usize>> {
     let (y, x) = (pred.bind_positions(), gt.bind_positions());
     if y.is_empty() || x.is_empty() {
@@ -214,15 +221,23 @@ pub fn rig_deformation_error(
     }
     check_skin("GT", gt_skin, n, gt.joint_count())?;
     check_skin("predicted", pred_skin, n, pred.joint_count())?;
-    let matched = match_joints(pred, gt, &weightless_leaves(pred, pred_skin)).ok_or("a skeleton has no joint")?;
+    let idle = weightless_controls(pred, pred_skin);
+    let matched = match_joints(pred, gt, &idle).ok_or("a skeleton has no joint")?;
     if poses.is_empty() || !skinned.iter().any(|&s| s) {
         return Ok(None);
     }
     let pred_bind = pred.bind_positions();
+    // The children of a weightless root (a ground root) are driven as roots: the root moves
+    // no vertex, and the body under it keeps its own translation, as animators key it.
+    let parents: Vec<Option<usize>> = pred
+        .parents
+        .iter()
+        .map(|p| p.filter(|&q| !(idle.get(q).copied().unwrap_or(false) && pred.parents[q].is_none())))
+        .collect();
     let mut errors = PoseErrors::new(n);
     for (k, pose) in poses.iter().enumerate() {
         let gt_m = skinning_matrices(gt, pose).map_err(|e| format!("pose {k}: {e}"))?;
-        let pred_m = driven_matrices(&pred_bind, &pred.parents, &matched, &gt_m)?;
+        let pred_m = driven_matrices(&pred_bind, &parents, &matched, &gt_m)?;
         let x_gt = lbs(positions, gt_skin, &gt_m);
         let x_pr = lbs(positions, pred_skin, &pred_m);
         errors.add(k, &x_gt, &x_pr, skinned, scale)?;
@@ -441,11 +456,35 @@ mod tests {
             &[vec![(0, 1.0)], vec![(1, 0.5), (2, 0.5)], vec![(2, 1.0)], vec![(1, 1.0)]],
             4,
         );
-        let idle = weightless_leaves(&pred, &weights);
+        let idle = weightless_controls(&pred, &weights);
         assert_eq!(idle, vec![false, false, false, true]);
         assert_eq!(match_joints(&pred, &gt, &idle), Some(vec![0, 1, 2, 2]));
         // A joint whose only children are idle keeps their bones as probes.
         let only = skeleton_at(&[at(0.0), at(4.0)], &[None, Some(0)]);
         assert_eq!(match_joints(&only, &gt, &[false, true]), match_joints(&only, &gt, &[]));
+    }
+
+    #[test]
+    fn a_weightless_root_leaves_the_body_its_translation() {
+        // The GT chain along x; the prediction is the same chain under a ground root that
+        // carries no weight, below its far end (the model's origin need not be under the hips).
+        // The GT pose moves the chain's root (root motion keyed on the hips) and bends joint 1.
+        let gt = chain();
+        let w = skin(&gt_rows(), 3);
+        let mut heads = vec![Vec3::new(3.0, -1.0, 0.0)];
+        heads.extend(gt.bind_positions());
+        let pred = skeleton_at(&heads, &[None, Some(0), Some(1), Some(2)]);
+        let shifted = w.remap_joints(&[1, 2, 3]);
+        assert_eq!(weightless_controls(&pred, &shifted), vec![true, false, false, false]);
+        let mut moved = Pose::rest(&gt);
+        moved.local[0].translation += Vec3::new(0.3, 0.0, 0.0);
+        moved.local[1].rotation = Quat::from_rotation_z(FRAC_PI_2);
+        // The ground root's bone lies nearest GT joint 1's: driven through it, the chain
+        // would turn with joint 1. Its children are driven as roots instead.
+        assert_eq!(match_joints(&pred, &gt, &[]).unwrap()[0], 1);
+        let d = rig_deformation_error(&positions(), &gt, &w, &pred, &shifted, &[true; 4], &[moved], scale())
+            .unwrap()
+            .unwrap();
+        assert!(d.max < 1e-6, "{d:?}");
     }
 }

@@ -29,6 +29,7 @@ fn main() {
     let placer = Humanoid {
         end_sites: args.iter().any(|a| a == "--end-sites"),
         raw_landmarks: args.iter().any(|a| a == "--roles"),
+        ground_root: false,
     };
     let data = data_dir();
     let text = std::fs::read_to_string(data.join("manifest.tsv")).expect("manifest.tsv");

@@ -73,6 +73,9 @@ pub struct AutoParams {
     /// With the quadruped legs, add an IK pole target in front of each leg
     /// ([`legs::add_poles`]): control joints that carry no weight.
     pub leg_poles: bool,
+    /// Put a ground root ([`crate::ground`]) above the root: a weightless `root` at the model's
+    /// origin (the first joint is then `body`).
+    pub ground_root: bool,
     /// With a [`Support`], end chains of a second curve skeleton pruned with this `thickness`
     /// (0 = none) that the default one lacks but the support agrees with are grafted on
     /// ([`support::graft_supported`]).
@@ -104,6 +107,7 @@ impl Default for AutoParams {
             support_share: 0.25,
             quadruped_legs: true,
             leg_poles: true,
+            ground_root: true,
             loose_thickness: 1.5,
             loose_apart: 0.04,
             loose_reach: 0.045,
@@ -290,7 +294,19 @@ impl Auto {
             },
             |leg| leg.frame.ahead,
         );
-        let skeleton = name_joints(&joints, &pairs, &roles, plane, forward);
+        let mut skeleton = name_joints(&joints, &pairs, &roles, plane, forward);
+        if p.ground_root {
+            // Characters stand on Y (see `curve`).
+            let at = crate::ground::ground_point_in(lo, hi, Vec3::Y, lo.y);
+            crate::ground::add_ground_root(&mut skeleton, at);
+            // IK pole targets hang from it, as in the artists' rigs: they stay put when the
+            // body moves.
+            for j in 0..skeleton.len() {
+                if legs::is_pole(&skeleton.names[j]) {
+                    skeleton.parents[j] = Some(0);
+                }
+            }
+        }
         skeleton.validate()?;
         Ok(AutoDetail {
             skeleton,
@@ -412,7 +428,7 @@ fn enforce_symmetry(
     partner
 }
 
-/// Names: `root` for joint 0, a joint with a role (`roles`, e.g. a quadruped's `thigh`) its
+/// Names: `body` for joint 0 (the ground root above it, when there is one, is `root`), a joint with a role (`roles`, e.g. a quadruped's `thigh`) its
 /// role's name, the others `joint_NNN` numbered in order; a mirrored pair shares its name with
 /// `_L` on the +axis side (the character's left in glTF) and `_R` on the other.
 fn name_joints(
@@ -430,7 +446,7 @@ fn name_joints(
             continue;
         }
         if j == 0 {
-            names[j] = "root".into();
+            names[j] = "body".into();
             continue;
         }
         let base = match roles.get(j).copied().flatten() {

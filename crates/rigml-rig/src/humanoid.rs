@@ -23,7 +23,7 @@ mod template;
 mod volume;
 
 use crate::orient::{self, Orientation};
-use crate::{check_mesh, PlacedSkeleton, RigError, SkeletonPlacer};
+use crate::{check_mesh, ground, PlacedSkeleton, RigError, SkeletonPlacer};
 use glam::Vec3;
 use rigml_core::Mesh;
 
@@ -37,7 +37,7 @@ pub const RESOLUTION: usize = 128;
 pub const SYMMETRY_TOLERANCE: f32 = 0.8;
 
 /// Places a standard humanoid skeleton inside a standing character (T-pose or A-pose).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Humanoid {
     /// Add end sites (`LeftHandTip_End`, `RightHandTip_End`, `HeadTop_End`, `LeftToe_End`,
     /// `RightToe_End`) at the hand tips, head top and toe tips. Off by default: most artist rigs
@@ -48,6 +48,19 @@ pub struct Humanoid {
     /// measured against the artists' rigs of the train split (see `template`). For measuring
     /// those offsets; off by default.
     pub raw_landmarks: bool,
+    /// Put a ground root ([`crate::ground`]) above the hips: a weightless `root` at the
+    /// model's origin, as game rigs have. On by default.
+    pub ground_root: bool,
+}
+
+impl Default for Humanoid {
+    fn default() -> Self {
+        Humanoid {
+            end_sites: false,
+            raw_landmarks: false,
+            ground_root: true,
+        }
+    }
 }
 
 /// What [`looks_humanoid`] found.
@@ -132,6 +145,11 @@ impl SkeletonPlacer for Humanoid {
             *h = o.to_model(*h * height);
         }
         placed.forward = o.forward;
+        if self.ground_root {
+            if let Some(at) = ground::ground_point(&mesh.positions, o.up) {
+                ground::add_ground_root(&mut placed, at);
+            }
+        }
         placed.validate()?;
         Ok(placed)
     }

@@ -62,7 +62,8 @@ impl SkeletonPlacer for Learned {
         let names = (0..tree.positions.len())
             .map(|j| {
                 if j == 0 {
-                    "root".to_string()
+                    // Not `root`: that names the weightless ground root (`crate::ground`).
+                    "body".to_string()
                 } else {
                     format!("joint_{j:03}")
                 }

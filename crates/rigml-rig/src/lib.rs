@@ -7,6 +7,7 @@
 
 pub mod auto;
 pub mod detect;
+pub mod ground;
 pub mod guided;
 pub mod humanoid;
 pub mod learned;
@@ -21,7 +22,7 @@ pub use humanoid::{looks_humanoid, Humanoid, HumanoidCheck};
 pub use learned::Learned;
 pub use placed::PlacedSkeleton;
 
-use rigml_core::{Character, Mesh, Skeleton, Skin};
+use rigml_core::{Character, Mesh, Skeleton, Skin, Transform};
 use rigml_skin::{SkinSolver, SolveOptions};
 use thiserror::Error;
 
@@ -72,20 +73,25 @@ pub fn check_mesh(mesh: &Mesh) -> Result<(), RigError> {
 }
 
 /// Which joints of a placed skeleton are control joints that carry no skin weight: leaves
-/// named as the IK pole targets of the quadruped legs ([`auto::legs::is_pole`]).
+/// named as the IK pole targets of the quadruped legs ([`auto::legs::is_pole`]) and the ground
+/// root ([`ground::is_ground_root`]).
 pub fn controls(skeleton: &Skeleton) -> Vec<bool> {
     skeleton
         .names
         .iter()
         .zip(skeleton.children())
-        .map(|(name, children)| children.is_empty() && auto::legs::is_pole(name))
+        .enumerate()
+        .map(|(j, (name, children))| {
+            (children.is_empty() && auto::legs::is_pole(name))
+                || ground::is_ground_root(&skeleton.names, &skeleton.parents, j)
+        })
         .collect()
 }
 
 /// Skin `mesh` for a placed `skeleton` with `solver`, leaving its control joints
 /// ([`controls`]) without weight: the solver sees the skeleton without them (a pole target's
-/// bone from the root runs out of the body, and would otherwise pull weight toward it), and
-/// the weights are mapped back onto every joint.
+/// bone from the root runs out of the body, a ground root's down to the floor, and either would
+/// otherwise pull weight toward it), and the weights are mapped back onto every joint.
 pub fn skin_placed(
     mesh: &Mesh,
     skeleton: &Skeleton,
@@ -100,16 +106,31 @@ pub fn skin_placed(
         return solver.solve(mesh, skeleton, options).map_err(|e| fail(&e));
     }
     skeleton.validate()?;
-    let mut index = vec![usize::MAX; n];
+    let mut index = vec![None; n];
     for (i, &j) in kept.iter().enumerate() {
-        index[j] = i;
+        index[j] = Some(i);
     }
-    // Control joints are leaves: every kept joint's parent is kept, and its rest transform,
-    // relative to that parent, stays as it is.
+    // Each kept joint hangs from its nearest kept ancestor (none: it becomes a root), at the
+    // same rest pose in model space.
+    let world = skeleton.rest_world();
+    let ancestor = |j: usize| {
+        let mut p = skeleton.parents[j];
+        while let Some(q) = p.filter(|&q| control[q]) {
+            p = skeleton.parents[q];
+        }
+        p
+    };
     let deforming = Skeleton {
         names: kept.iter().map(|&j| skeleton.names[j].clone()).collect(),
-        parents: kept.iter().map(|&j| skeleton.parents[j].map(|p| index[p])).collect(),
-        rest_local: kept.iter().map(|&j| skeleton.rest_local[j]).collect(),
+        parents: kept.iter().map(|&j| ancestor(j).and_then(|p| index[p])).collect(),
+        rest_local: kept
+            .iter()
+            .map(|&j| match (skeleton.parents[j], ancestor(j)) {
+                (p, a) if p == a => skeleton.rest_local[j],
+                (_, None) => Transform::from_mat4(&world[j]),
+                (_, Some(a)) => Transform::from_mat4(&(world[a].inverse() * world[j])),
+            })
+            .collect(),
         inverse_bind: kept.iter().map(|&j| skeleton.inverse_bind[j]).collect(),
     };
     let skin = solver.solve(mesh, &deforming, options).map_err(|e| fail(&e))?;

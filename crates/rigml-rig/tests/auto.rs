@@ -328,11 +328,13 @@ fn quadrupeds_get_weightless_pole_targets_near_the_artists() {
     // Measured (CD-J2J, guided, poles off -> on): deer 0.0512 -> 0.0334; its poles land
     // 0.05-0.06 from the artist's (normalised units).
     let learned = Learned::embedded().unwrap();
+    // Without the ground root, which is also weightless (tested below).
     let placer = |leg_poles| {
         guided(
             &learned,
             AutoParams {
                 leg_poles,
+                ground_root: false,
                 ..AutoParams::default()
             },
         )
