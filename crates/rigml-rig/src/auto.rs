@@ -296,8 +296,11 @@ impl Auto {
         );
         let mut skeleton = name_joints(&joints, &pairs, &roles, plane, forward);
         if p.ground_root {
-            // Characters stand on Y (see `curve`).
-            let at = crate::ground::ground_point_in(lo, hi, Vec3::Y, lo.y);
+            // Up is where the legs stand, else Y (see `curve`); it only matters when the
+            // origin lies outside the bounds. The floor: the lowest corner of the bounds.
+            let up = found.first().map_or(Vec3::Y, |leg| leg.frame.up);
+            let floor = Vec3::select(up.cmpgt(Vec3::ZERO), lo, hi).dot(up);
+            let at = crate::ground::ground_point_in(lo, hi, up, floor);
             crate::ground::add_ground_root(&mut skeleton, at);
             // IK pole targets hang from it, as in the artists' rigs: they stay put when the
             // body moves.
