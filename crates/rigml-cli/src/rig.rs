@@ -85,10 +85,11 @@ quadruped legs (shoulder and hip at the spine, elbow/stifle, carpus/hock, foot, 
 shoulder_L ... hand_L, pelvis_L ... toe_end_L) placed by the proportions of artists' rigs, front
 legs at the end the head rises, and an IK pole target in front of each leg (front_leg_pole_L/R,
 back_leg_pole_L/R: children of the root that carry no weight, for an IK chain to aim at;
---no-poles leaves them out). Both templates put a ground root above the body (`root`, on the
-skeleton of the humanoid template above Hips): a weightless joint at the model's origin, or
+--no-poles leaves them out). Both templates put a ground root (`root`) above the body's root
+joint (Hips, or the general template's body): a weightless joint at the model's origin, or
 on the floor under the mesh when the origin lies outside it, where game engines expect the
-root for root motion; --no-ground-root leaves it out.")]
+root for root motion (on a four-legged shape raised to where artists put it, about a third of
+the leg's height up); --no-ground-root leaves it out.")]
 pub struct Args {
     /// The mesh to rig (.obj, .glb, .gltf, .fbx); a skeleton or skin in it is ignored.
     pub input: PathBuf,

@@ -20,6 +20,9 @@ const FRONT: [&str; 5] = ["FrontShoulder", "FrontUpperLeg", "FrontLowerLeg", "IK
 /// The artists' IK pole targets of a front and a back leg (`FRONT_POLE`, `BACK_POLE`), both
 /// in front of the animal, written in the front leg's frame.
 const POLES: [&str; 2] = ["PoleTarget", "PoleTargetBack"];
+/// The artists' root joint (`ROOT_HEIGHT`): weightless, parent of the spine and the poles,
+/// above the model's origin; its height is written in the front leg's frame.
+const ROOT: &str = "Body";
 const BACK: [&str; 6] = [
     "BackShoulder",
     "BackLeg",
@@ -54,6 +57,7 @@ fn main() {
     let mut front: Vec<Vec<LegJoint>> = vec![Vec::new(); FRONT.len()];
     let mut back: Vec<Vec<LegJoint>> = vec![Vec::new(); BACK.len()];
     let mut poles: Vec<Vec<LegJoint>> = vec![Vec::new(); POLES.len()];
+    let mut roots: Vec<f32> = Vec::new();
     for row in data.select(Some("character"), None) {
         let (id, split) = (row.id.as_str(), row.split.as_str());
         if split != "train" && split != "val" {
@@ -115,6 +119,12 @@ fn main() {
                     println!("      {name}: ({:.2} {:.2} {:.2})", c.up, c.ahead, c.out);
                 }
             }
+            // The root (`Body`, weightless, parent of the spine and the poles), its height in
+            // the front leg's frame.
+            let root_up = at(ROOT).filter(|_| leg.front).map(|p| LegFrame::coordinates(leg, p).up);
+            if let Some(up) = root_up {
+                println!("      {ROOT}: up {up:.2}");
+            }
             if split == "train" {
                 for (k, c) in coords.into_iter().enumerate() {
                     sink[k].push(c);
@@ -122,6 +132,7 @@ fn main() {
                 for (k, c) in pole_at.into_iter().enumerate() {
                     poles[k].extend(c);
                 }
+                roots.extend(root_up);
             }
         }
     }
@@ -139,6 +150,11 @@ fn main() {
             samples.len()
         );
     }
+    println!(
+        "pub const ROOT_HEIGHT: f32 = {:.2}; // {ROOT} ({} legs)",
+        median(roots.clone()),
+        roots.len()
+    );
 }
 
 /// The median of each coordinate of `samples`, as the Rust expression `joint(up, ahead, out)`.

@@ -300,7 +300,12 @@ impl Auto {
             // origin lies outside the bounds. The floor: the lowest corner of the bounds.
             let up = found.first().map_or(Vec3::Y, |leg| leg.frame.up);
             let floor = Vec3::select(up.cmpgt(Vec3::ZERO), lo, hi).dot(up);
-            let at = crate::ground::ground_point_in(lo, hi, up, floor);
+            let mut at = crate::ground::ground_point_in(lo, hi, up, floor);
+            // A four-legged shape's root stands at the artists' height above its feet.
+            if let Some(leg) = found.iter().find(|leg| leg.frame.front) {
+                let frame = &leg.frame;
+                at += frame.up * ((legs::ROOT_HEIGHT - frame.coordinates(at).up) * frame.height());
+            }
             crate::ground::add_ground_root(&mut skeleton, at);
             // IK pole targets hang from it, as in the artists' rigs: they stay put when the
             // body moves.

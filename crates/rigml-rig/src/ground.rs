@@ -1,12 +1,13 @@
 //! The ground root: a control joint above the placed skeleton's root, where game engines and
-//! DCC tools expect a character's root (Unreal's and KayKit's `root`, Quaternius' `Root`). It
-//! carries no skin weight; animators key root motion on it, and the body's root (the hips) keeps
-//! its own translation.
+//! DCC tools expect a character's root (Unreal's and KayKit's `root`, the Quaternius rigs'
+//! `Root` or `Body`). It carries no skin weight; animators key root motion on it, and the
+//! body's root (the hips) keeps its own translation.
 //!
 //! It goes at the model's origin, the pivot the modeller chose: game characters keep it on the
 //! floor between the feet, swimming and flying ones at the body's centre. A mesh whose origin
 //! lies outside its own bounds (a scan, a part cut out of a scene) gets the point on the floor
-//! under the centre of its bounds instead.
+//! under the centre of its bounds instead. The general template raises a four-legged shape's
+//! root to where artists put it ([`crate::auto::legs::ROOT_HEIGHT`]).
 
 use crate::PlacedSkeleton;
 use glam::Vec3;

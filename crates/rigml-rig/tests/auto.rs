@@ -552,3 +552,35 @@ fn sweep() {
         );
     }
 }
+
+#[test]
+fn a_quadrupeds_root_stands_where_the_artists_body_joint_is() {
+    // The Quaternius quadrupeds' weightless root `Body` stands above the model's origin,
+    // 0.25-0.33 front-leg heights up (`legs::ROOT_HEIGHT`). Measured on the train deer: 0.0105
+    // from it (normalised units).
+    let learned = Learned::embedded().unwrap();
+    let character = train_character("quaternius-animals-deer");
+    let placed = guided(&learned, AutoParams::default())
+        .place_detail(&character.mesh)
+        .unwrap()
+        .skeleton;
+    assert_eq!(placed.names[0], "root");
+    assert_eq!(placed.names[1], "body");
+    assert_eq!(placed.parents[1], Some(0));
+    let (_, scale) = rigml_eval::deformation::normalisation(&character.mesh.positions).unwrap();
+    let artist = character.skeleton.bind_positions()[character.skeleton.index_of("Body").unwrap()];
+    let d = placed.heads[0].distance(artist) * scale;
+    assert!(d < 0.02, "root {d} from the artist's Body");
+    let skeleton = placed.to_skeleton().unwrap();
+    let control = rigml_rig::controls(&skeleton);
+    assert!(control[0], "the root is a control joint");
+    let solver = rigml_learn::Learned::embedded().unwrap();
+    let skin = rigml_rig::skin_placed(
+        &character.mesh,
+        &skeleton,
+        &solver,
+        &rigml_skin::SolveOptions::default(),
+    )
+    .unwrap();
+    assert!(skin.rows().flatten().all(|i| !control[i.joint as usize]));
+}

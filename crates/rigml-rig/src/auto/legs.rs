@@ -76,6 +76,13 @@ pub const FRONT_POLE_NAME: &str = "front_leg_pole";
 /// Name of the [`BACK_POLE`] joints, as [`FRONT_POLE_NAME`].
 pub const BACK_POLE_NAME: &str = "back_leg_pole";
 
+/// Height of a four-legged shape's root (the ground root, [`crate::ground`]) above the floor, in
+/// front-leg heights ([`LegJoint::up`]): the artists of the train split's Quaternius quadrupeds
+/// put their weightless root (`Body`, parent of the spine and the poles) above the model's
+/// origin at 0.25–0.33 (median printed by `quadruped_table`), where it turns the whole animal
+/// about its middle rather than about a point on the floor.
+pub const ROOT_HEIGHT: f32 = 0.29;
+
 /// Whether `name` is one of the pole targets the leg templates add (`front_leg_pole_L` ...):
 /// control joints that must get no skin weight.
 pub fn is_pole(name: &str) -> bool {
