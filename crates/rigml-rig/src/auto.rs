@@ -436,9 +436,10 @@ fn enforce_symmetry(
     partner
 }
 
-/// Names: `body` for joint 0 (the ground root above it, when there is one, is `root`), a joint with a role (`roles`, e.g. a quadruped's `thigh`) its
-/// role's name, the others `joint_NNN` numbered in order; a mirrored pair shares its name with
-/// `_L` on the +axis side (the character's left in glTF) and `_R` on the other.
+/// Names: `body` for joint 0 (the ground root put above it is `root`), a joint with a role
+/// (`roles`, e.g. a quadruped's `thigh`) its role's name, the others `joint_NNN` numbered in
+/// order; a mirrored pair shares its name with `_L` on the +axis side (the character's left in
+/// glTF) and `_R` on the other.
 fn name_joints(
     joints: &Joints,
     pairs: &[Option<usize>],
