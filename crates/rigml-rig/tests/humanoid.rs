@@ -295,3 +295,32 @@ fn the_ground_root_sits_on_the_artists_root_and_carries_no_weight() {
     }
     assert!(worst < 1e-4, "weights differ by {worst}");
 }
+
+#[test]
+fn a_mesh_far_from_its_origin_gets_its_ground_root_on_the_floor_under_it() {
+    // The knight moved 50 units away (a part cut out of a scene): its origin is no pivot of it.
+    let mesh = load("kaykit2-knight").mesh;
+    let shift = Vec3::new(50.0, 3.0, -20.0);
+    let mut far = mesh.clone();
+    for p in &mut far.positions {
+        *p += shift;
+    }
+    let here = Humanoid::default().place(&mesh).unwrap();
+    let there = Humanoid::default().place(&far).unwrap();
+    // Every other joint moves with the mesh.
+    for (a, b) in here.heads[1..].iter().zip(&there.heads[1..]) {
+        assert!((*a + shift).distance(*b) < 1e-3, "{a} + {shift} vs {b}");
+    }
+    // The root: on the floor (the knight stands on Y), under the middle of its bounds.
+    let (lo, hi) = far
+        .positions
+        .iter()
+        .fold((Vec3::MAX, Vec3::MIN), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+    let root = there.heads[0];
+    assert!((root.y - lo.y).abs() < 1e-4, "{root} vs floor {}", lo.y);
+    let centre = (lo + hi) * 0.5;
+    assert!(
+        (root.x - centre.x).abs() < 1e-4 && (root.z - centre.z).abs() < 1e-4,
+        "{root} vs {centre}"
+    );
+}
