@@ -57,6 +57,9 @@ pub struct AutoParams {
     pub symmetry: f32,
     /// Largest distance between a joint and its partner's mirror image for them to pair.
     pub pair: f32,
+    /// On a symmetric shape, an unpaired joint of a central chain (its parent unpaired too)
+    /// within this distance of the mirror plane is put on it.
+    pub central: f32,
     /// With a [`Support`]: end chains whose joints are on average farther than this from the
     /// supporting skeleton's bones are removed.
     pub support_reach: f32,
@@ -102,6 +105,7 @@ impl Default for AutoParams {
             },
             symmetry: 0.85,
             pair: 0.03,
+            central: 0.06,
             support_reach: 0.08,
             support_fill: 0.05,
             support_share: 0.25,
@@ -216,7 +220,14 @@ impl Auto {
             let mut joints = simplify::joints(&nodes, &Lengths { thickness, ..lengths });
             pull_inside(&mut joints.positions, &solid);
             let pairs = match mirror {
-                Some(m) => enforce_symmetry(&mut joints, m, &solid, p.pair * size, 0.5 * lengths.min_bone),
+                Some(m) => {
+                    let tolerances = Tolerances {
+                        pair: p.pair * size,
+                        on_plane: 0.5 * lengths.min_bone,
+                        central: p.central * size,
+                    };
+                    enforce_symmetry(&mut joints, m, &solid, &tolerances)
+                }
                 None => vec![None; joints.positions.len()],
             };
             (joints, pairs)
@@ -387,19 +398,22 @@ fn pull_inside(positions: &mut [Vec3], solid: &Solid) {
     }
 }
 
+/// Distances of [`enforce_symmetry`], in model units (see [`AutoParams`]).
+struct Tolerances {
+    pair: f32,
+    /// Unpaired joints this near the plane are put on it.
+    on_plane: f32,
+    central: f32,
+}
+
 /// Pair joints with the joint nearest their mirror image (mutually nearest, within `pair`),
 /// make each pair exactly mirrored and put unpaired joints within `on_plane` of the plane on
-/// it. Returns each joint's partner.
-fn enforce_symmetry(
-    joints: &mut Joints,
-    mirror: Mirror,
-    solid: &Solid,
-    pair: f32,
-    on_plane: f32,
-) -> Vec<Option<usize>> {
+/// it, or within `central` when their parent is unpaired too. Returns each joint's partner.
+fn enforce_symmetry(joints: &mut Joints, mirror: Mirror, solid: &Solid, tolerances: &Tolerances) -> Vec<Option<usize>> {
     let n = joints.positions.len();
     let plane = mirror.plane(&solid.grid);
     let axis = mirror.axis;
+    let on_plane = tolerances.on_plane;
     let nearest_to_image = |j: usize, positions: &[Vec3]| -> Option<(usize, f32)> {
         let image = mirror.reflect(&solid.grid, positions[j]);
         (0..n)
@@ -413,7 +427,7 @@ fn enforce_symmetry(
             continue;
         }
         if let Some((k, d)) = nearest_to_image(j, &joints.positions) {
-            if d <= pair && nearest_to_image(k, &joints.positions).is_some_and(|(back, _)| back == j) {
+            if d <= tolerances.pair && nearest_to_image(k, &joints.positions).is_some_and(|(back, _)| back == j) {
                 *slot = Some(k);
             }
         }
@@ -427,7 +441,13 @@ fn enforce_symmetry(
             }
             _ => {
                 partner[j] = None;
-                if (original[j][axis] - plane).abs() <= on_plane {
+                let central = joints.parents[j].is_none_or(|p| partner[p].is_none());
+                let reach = if central {
+                    tolerances.central.max(on_plane)
+                } else {
+                    on_plane
+                };
+                if (original[j][axis] - plane).abs() <= reach {
                     joints.positions[j][axis] = plane;
                 }
             }
