@@ -22,11 +22,12 @@ pub const ORIGIN_MARGIN: f32 = 0.05;
 /// Where the ground root of a mesh with these vertex `positions` goes, `up` being the unit
 /// direction the character stands along (module docs). `None` without a finite vertex.
 pub fn ground_point(positions: &[Vec3], up: Vec3) -> Option<Vec3> {
-    let mut finite = positions.iter().copied().filter(|p| p.is_finite());
-    let first = finite.next()?;
-    let (lo, hi, floor) = finite.fold((first, first, first.dot(up)), |(lo, hi, floor), p| {
-        (lo.min(p), hi.max(p), floor.min(p.dot(up)))
-    });
+    let (lo, hi) = crate::orient::bounds(positions)?;
+    let floor = positions
+        .iter()
+        .filter(|p| p.is_finite())
+        .map(|p| p.dot(up))
+        .fold(f32::INFINITY, f32::min);
     Some(ground_point_in(lo, hi, up, floor))
 }
 

@@ -113,22 +113,26 @@ pub fn skin_placed(
     // Each kept joint hangs from its nearest kept ancestor (none: it becomes a root), at the
     // same rest pose in model space.
     let world = skeleton.rest_world();
-    let ancestor = |j: usize| {
-        let mut p = skeleton.parents[j];
-        while let Some(q) = p.filter(|&q| control[q]) {
-            p = skeleton.parents[q];
-        }
-        p
-    };
+    let ancestors: Vec<Option<usize>> = kept
+        .iter()
+        .map(|&j| {
+            let mut p = skeleton.parents[j];
+            while let Some(q) = p.filter(|&q| control[q]) {
+                p = skeleton.parents[q];
+            }
+            p
+        })
+        .collect();
     let deforming = Skeleton {
         names: kept.iter().map(|&j| skeleton.names[j].clone()).collect(),
-        parents: kept.iter().map(|&j| ancestor(j).and_then(|p| index[p])).collect(),
+        parents: ancestors.iter().map(|a| a.and_then(|p| index[p])).collect(),
         rest_local: kept
             .iter()
-            .map(|&j| match (skeleton.parents[j], ancestor(j)) {
-                (p, a) if p == a => skeleton.rest_local[j],
-                (_, None) => Transform::from_mat4(&world[j]),
-                (_, Some(a)) => Transform::from_mat4(&(world[a].inverse() * world[j])),
+            .zip(&ancestors)
+            .map(|(&j, &a)| match a {
+                _ if a == skeleton.parents[j] => skeleton.rest_local[j],
+                None => Transform::from_mat4(&world[j]),
+                Some(a) => Transform::from_mat4(&(world[a].inverse() * world[j])),
             })
             .collect(),
         inverse_bind: kept.iter().map(|&j| skeleton.inverse_bind[j]).collect(),

@@ -597,10 +597,7 @@ fn symmetric_shapes_get_their_central_chains_on_the_mirror_plane() {
         let detail = guided(&learned, AutoParams::default()).place_detail(&mesh).unwrap();
         let (axis, plane) = detail.mirror.expect("symmetric");
         let s = &detail.skeleton;
-        let (lo, hi) = mesh
-            .positions
-            .iter()
-            .fold((Vec3::MAX, Vec3::MIN), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+        let (lo, hi) = mesh.bounds().unwrap();
         let size = (hi - lo).max_element();
         for (name, head) in s.names.iter().zip(&s.heads) {
             let paired = name.ends_with("_L") || name.ends_with("_R");

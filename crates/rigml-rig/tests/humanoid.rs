@@ -312,10 +312,7 @@ fn a_mesh_far_from_its_origin_gets_its_ground_root_on_the_floor_under_it() {
         assert!((*a + shift).distance(*b) < 1e-3, "{a} + {shift} vs {b}");
     }
     // The root: on the floor (the knight stands on Y), under the middle of its bounds.
-    let (lo, hi) = far
-        .positions
-        .iter()
-        .fold((Vec3::MAX, Vec3::MIN), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+    let (lo, hi) = far.bounds().unwrap();
     let root = there.heads[0];
     assert!((root.y - lo.y).abs() < 1e-4, "{root} vs floor {}", lo.y);
     let centre = (lo + hi) * 0.5;
