@@ -55,6 +55,10 @@ pub struct Args {
     /// Hidden width of the network.
     #[arg(long, default_value_t = 64)]
     pub hidden: usize,
+    /// Width of a point encoder's shape code (a PointNet over each vertex's surface patch, fed
+    /// to the pair network next to the features; 0 = none, the default model's architecture).
+    #[arg(long, default_value_t = 0)]
+    pub point_encoder: usize,
     /// Seed of everything random (parameters, batches, vertex subsets, poses).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -245,6 +249,7 @@ pub fn run(args: &Args) -> Result<String> {
         learning_rate: args.learning_rate,
         deform_weight: args.deform_weight,
         hidden: args.hidden,
+        patch: args.point_encoder,
         seed: args.seed,
         val_every: args.val_every,
         checkpoint_every: args.checkpoint_every,

@@ -8,6 +8,11 @@
 //! the welded surface (a short and a long range, a cheap stand-in for geodesic distance) and the
 //! prior averaged over the vertex's connected piece (separate part meshes are usually rigid).
 //! Padded candidate slots (skeletons with fewer usable bones) have mask 0 and all-zero features.
+//!
+//! Every vertex also gets a *patch*: [`PATCH_POINTS`] points of the surface around it (reached
+//! over the welded surface within [`PATCH_RADIUS`]), in a frame of its normal and its nearest
+//! bone, for a network with a point encoder ([`crate::model::NetConfig::patch`]) to read the
+//! local shape from (a tube, a flat shell, a blob) rather than only the distances to bones.
 
 use glam::Vec3;
 use rayon::prelude::*;
@@ -19,6 +24,21 @@ pub const CANDIDATES: usize = 8;
 
 /// Numbers per (vertex, candidate) pair.
 pub const FEATURES: usize = 26;
+
+/// Surface points per vertex patch.
+pub const PATCH_POINTS: usize = 16;
+
+/// Numbers per patch point: its offset from the vertex in the vertex's frame (normal = z,
+/// nearest bone's direction in the tangent plane = x), in units of [`PATCH_RADIUS`], and the
+/// cosine between its normal and the vertex's.
+pub const PATCH_DIMS: usize = 4;
+
+/// Reach of a patch, normalised units (6 % of the longest side: about a limb's width on a
+/// standing humanoid).
+pub const PATCH_RADIUS: f32 = 0.06;
+
+/// Most vertices a patch search visits before choosing its points.
+const PATCH_GATHER: usize = 512;
 
 /// Bumped whenever the meaning of a feature changes (invalidates caches and models).
 pub const FEATURE_VERSION: u32 = 2;
@@ -46,6 +66,9 @@ pub struct Features {
     pub values: Vec<f32>,
     /// `[n]` connected piece of the welded surface each vertex lies on (labels `0..count`).
     pub pieces: Vec<u32>,
+    /// `[n * PATCH_POINTS * PATCH_DIMS]` the surface patch of every vertex ([`extract_with_patches`];
+    /// empty from [`extract`]).
+    pub patch: Vec<f32>,
 }
 
 impl Features {
@@ -234,8 +257,69 @@ fn heat_shares(prep: &Prepared) -> Vec<Vec<(u32, f32)>> {
     rows
 }
 
-/// Features of every welded vertex of `prep`; `parents` is the skeleton's parent list.
+/// The surface patch of every welded vertex: the vertices reached from it over the welded
+/// surface without leaving the ball of [`PATCH_RADIUS`] (at most [`PATCH_GATHER`], nearest
+/// rings first), sorted by distance and thinned to [`PATCH_POINTS`] spread from the nearest to
+/// the farthest (repeated when fewer are reachable: the encoder's max-pool ignores repeats).
+/// `axes` is the direction of each vertex's nearest bone.
+fn patches(positions: &[Vec3], normals: &[Vec3], adjacency: &Adjacency, axes: &[Vec3]) -> Vec<f32> {
+    let n = positions.len();
+    let mut out = vec![0.0f32; n * PATCH_POINTS * PATCH_DIMS];
+    out.par_chunks_mut(PATCH_POINTS * PATCH_DIMS).enumerate().for_each_init(
+        || (vec![u32::MAX; n], Vec::new()),
+        |(seen, reached), (v, patch)| {
+            let origin = positions[v];
+            reached.clear();
+            reached.push(v as u32);
+            seen[v] = v as u32;
+            let mut next = 0;
+            while next < reached.len() && reached.len() < PATCH_GATHER {
+                let u = reached[next] as usize;
+                next += 1;
+                for &w in adjacency.neighbors(u) {
+                    let wi = w as usize;
+                    if seen[wi] != v as u32 && (positions[wi] - origin).length() <= PATCH_RADIUS {
+                        seen[wi] = v as u32;
+                        reached.push(w);
+                    }
+                }
+            }
+            reached.sort_by(|&a, &b| {
+                (positions[a as usize] - origin)
+                    .length_squared()
+                    .total_cmp(&(positions[b as usize] - origin).length_squared())
+            });
+            let z = normals[v].try_normalize().unwrap_or(Vec3::Z);
+            let x = (axes[v] - z * axes[v].dot(z))
+                .try_normalize()
+                .unwrap_or_else(|| z.any_orthonormal_vector());
+            let y = z.cross(x);
+            for (i, point) in patch.chunks_exact_mut(PATCH_DIMS).enumerate() {
+                let u = reached[i * reached.len() / PATCH_POINTS] as usize;
+                let offset = (positions[u] - origin) / PATCH_RADIUS;
+                point[0] = offset.dot(x);
+                point[1] = offset.dot(y);
+                point[2] = offset.dot(z);
+                point[3] = normals[u].dot(z);
+            }
+        },
+    );
+    out
+}
+
+/// Features of every welded vertex of `prep`, without the surface patches (all a network without
+/// a point encoder reads); `parents` is the skeleton's parent list.
 pub fn extract(prep: &Prepared, parents: &[Option<usize>]) -> Features {
+    extract_inner(prep, parents, false)
+}
+
+/// [`extract`] plus every vertex's surface patch (for training samples, and for networks with a
+/// point encoder).
+pub fn extract_with_patches(prep: &Prepared, parents: &[Option<usize>]) -> Features {
+    extract_inner(prep, parents, true)
+}
+
+fn extract_inner(prep: &Prepared, parents: &[Option<usize>], with_patches: bool) -> Features {
     let n = prep.welded.vertex_count();
     let joint_count = prep.bones.joint_count.max(1);
     let facts = JointFacts::new(prep, parents);
@@ -259,6 +343,20 @@ pub fn extract(prep: &Prepared, parents: &[Option<usize>]) -> Features {
     let (pieces, piece_count) = prep.adjacency.components();
     let piece = piece_means(&prior, joint_count, &pieces, piece_count);
     let heat = heat_shares(prep);
+    let patch = if with_patches {
+        let axes: Vec<Vec3> = cands
+            .iter()
+            .map(|cs| {
+                cs.first().map_or(Vec3::ZERO, |c| {
+                    let b = &prep.bones.segments[c.segment];
+                    b.b - b.a
+                })
+            })
+            .collect();
+        patches(positions, &normals, &prep.adjacency, &axes)
+    } else {
+        Vec::new()
+    };
 
     let mut joints = vec![u32::MAX; n * CANDIDATES];
     let mut mask = vec![0.0f32; n * CANDIDATES];
@@ -333,5 +431,6 @@ pub fn extract(prep: &Prepared, parents: &[Option<usize>]) -> Features {
         mask,
         values,
         pieces,
+        patch,
     }
 }

@@ -131,11 +131,17 @@ impl Learned {
         &self.model
     }
 
+    /// Whether the model's networks read surface patches (a point encoder): its features must
+    /// come from [`features::extract_with_patches`].
+    pub fn reads_patches(&self) -> bool {
+        self.networks.as_ref().as_ref().is_ok_and(Ensemble::reads_patches)
+    }
+
     /// Candidate probabilities `[n * K]` for extracted features (the network, or the mean of an
     /// ensemble's networks, before smoothing).
     pub fn probabilities(&self, feats: &Features) -> Result<Vec<f32>, LearnError> {
         match self.networks.as_ref() {
-            Ok(networks) => networks.probabilities(&feats.values, &feats.mask),
+            Ok(networks) => networks.probabilities(&feats.values, &feats.mask, &feats.patch),
             Err(problem) => Err(LearnError::Model(problem.clone())),
         }
     }
@@ -144,7 +150,11 @@ impl Learned {
     /// which re-uses them for every setting).
     pub fn score(&self, mesh: &Mesh, skeleton: &Skeleton) -> Result<Scored, SkinError> {
         let prep = Prepared::new(mesh, skeleton)?;
-        let feats = features::extract(&prep, &skeleton.parents);
+        let feats = if self.reads_patches() {
+            features::extract_with_patches(&prep, &skeleton.parents)
+        } else {
+            features::extract(&prep, &skeleton.parents)
+        };
         let probs = self.probabilities(&feats).map_err(|e| SkinError::Failed {
             solver: "learned",
             problem: e.to_string(),
@@ -443,7 +453,7 @@ mod tests {
         let single = |seed: u64| {
             device.seed(seed);
             ModelFile::from_net(
-                &crate::model::Net::new(crate::model::NetConfig { hidden: 8 }, &device),
+                &crate::model::Net::new(crate::model::NetConfig { hidden: 8, patch: 0 }, &device),
                 Default::default(),
             )
         };

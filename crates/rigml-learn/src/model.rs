@@ -1,8 +1,10 @@
 //! The network: a pair-feature MLP with a pooled per-vertex context (a DeepSets layer over the
 //! candidates), giving one logit per (vertex, candidate); softmax over the candidates gives the
-//! weights. Weights are stored as named f32 tensors in a safetensors file.
+//! weights. Optionally a point encoder (a PointNet over the vertex's surface patch: a shared
+//! two-layer MLP per point, max-pooled) adds a shape code to every pair's input. Weights are
+//! stored as named f32 tensors in a safetensors file.
 
-use crate::features::{CANDIDATES, FEATURES, FEATURE_VERSION};
+use crate::features::{CANDIDATES, FEATURES, FEATURE_VERSION, PATCH_DIMS};
 use crate::LearnError;
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
@@ -19,32 +21,60 @@ const PAD_LOGIT: f32 = -1.0e4;
 pub struct NetConfig {
     /// Width of every hidden layer.
     pub hidden: usize,
+    /// Width of the point encoder's shape code (0: no point encoder, the pair MLP alone).
+    pub patch: usize,
 }
 
 impl Default for NetConfig {
     fn default() -> Self {
-        NetConfig { hidden: 64 }
+        NetConfig { hidden: 64, patch: 0 }
     }
 }
 
-/// Pair MLP + candidate pooling. Input `[B, K, F]`, output logits `[B, K]`.
+/// The point encoder: `code = max over the patch's points of relu(second(relu(first(point))))`.
+#[derive(Module, Debug)]
+pub struct PatchEncoder {
+    pub first: Linear,
+    pub second: Linear,
+}
+
+impl PatchEncoder {
+    /// Shape codes `[B, W]` of patches `[B, PATCH_POINTS, PATCH_DIMS]`.
+    pub fn forward(&self, patch: Tensor<3>) -> Tensor<2> {
+        let [b, _, _] = patch.dims();
+        let hidden = relu(self.first.forward(patch));
+        let code = relu(self.second.forward(hidden));
+        let width = code.dims()[2];
+        code.max_dim(1).reshape([b, width])
+    }
+}
+
+/// Pair MLP + candidate pooling (+ the optional point encoder). Input `[B, K, F]` (and patches
+/// `[B, PATCH_POINTS, PATCH_DIMS]`), output logits `[B, K]`.
 #[derive(Module, Debug)]
 pub struct Net {
     pub pair: Linear,
     pub mix: Linear,
     pub deep: Linear,
     pub out: Linear,
+    pub patch: Option<PatchEncoder>,
 }
 
 impl Net {
     /// A freshly initialised network (the device's seed decides the values).
     pub fn new(config: NetConfig, device: &Device) -> Net {
         let h = config.hidden.max(1);
+        let w = config.patch;
+        let patch = (w > 0).then(|| PatchEncoder {
+            first: LinearConfig::new(PATCH_DIMS, w).init(device),
+            second: LinearConfig::new(w, w).init(device),
+        });
         Net {
-            pair: LinearConfig::new(FEATURES, h).init(device),
+            pair: LinearConfig::new(FEATURES + w, h).init(device),
             mix: LinearConfig::new(2 * h, h).init(device),
             deep: LinearConfig::new(h, h).init(device),
             out: LinearConfig::new(h, 1).init(device),
+            patch,
         }
     }
 
@@ -58,10 +88,19 @@ impl Net {
         self.pair.weight.val().device()
     }
 
-    /// Logits `[B, K]` for features `[B, K, F]` and mask `[B, K]` (1 real, 0 padding).
-    pub fn forward(&self, x: Tensor<3>, mask: Tensor<2>) -> Tensor<2> {
+    /// Logits `[B, K]` for features `[B, K, F]`, mask `[B, K]` (1 real, 0 padding) and
+    /// patches `[B, PATCH_POINTS, PATCH_DIMS]` (read only by a network with a point encoder).
+    pub fn forward(&self, x: Tensor<3>, mask: Tensor<2>, patch: Tensor<3>) -> Tensor<2> {
         let [b, k, _] = x.dims();
         let h = self.hidden();
+        let x = match &self.patch {
+            Some(encoder) => {
+                let code = encoder.forward(patch);
+                let w = code.dims()[1];
+                Tensor::cat(vec![x, code.reshape([b, 1, w]).expand([b, k, w])], 2)
+            }
+            None => x,
+        };
         let keep = mask.clone().unsqueeze_dim::<3>(2);
         let local = relu(self.pair.forward(x)) * keep.clone();
         // Padded slots are zeroed and ReLU outputs are >= 0, so they never win the max.
@@ -73,19 +112,23 @@ impl Net {
     }
 
     /// Log-probabilities over the candidates, `[B, K]`.
-    pub fn log_probs(&self, x: Tensor<3>, mask: Tensor<2>) -> Tensor<2> {
-        log_softmax(self.forward(x, mask), 1)
+    pub fn log_probs(&self, x: Tensor<3>, mask: Tensor<2>, patch: Tensor<3>) -> Tensor<2> {
+        log_softmax(self.forward(x, mask, patch), 1)
     }
 
     /// Every parameter by name, as `(shape, values)`.
     pub fn named_weights(&self) -> Vec<(String, Vec<usize>, Vec<f32>)> {
         let mut out = Vec::new();
-        for (name, layer) in [
+        let mut layers = vec![
             ("pair", &self.pair),
             ("mix", &self.mix),
             ("deep", &self.deep),
             ("out", &self.out),
-        ] {
+        ];
+        if let Some(encoder) = &self.patch {
+            layers.extend([("patch1", &encoder.first), ("patch2", &encoder.second)]);
+        }
+        for (name, layer) in layers {
             let w = layer.weight.val();
             out.push((
                 format!("{name}.weight"),
@@ -118,13 +161,32 @@ impl Net {
                 ))),
             })
         };
+        let w = patch_width(weights);
+        let patch = if w > 0 {
+            Some(PatchEncoder {
+                first: layer("patch1", PATCH_DIMS, w)?,
+                second: layer("patch2", w, w)?,
+            })
+        } else {
+            None
+        };
         Ok(Net {
-            pair: layer("pair", FEATURES, h)?,
+            pair: layer("pair", FEATURES + w, h)?,
             mix: layer("mix", 2 * h, h)?,
             deep: layer("deep", h, h)?,
             out: layer("out", h, 1)?,
+            patch,
         })
     }
+}
+
+/// Width of the point encoder's code in named weights (0 when they hold no encoder): the
+/// output width of `patch2.weight`.
+pub fn patch_width(weights: &Weights) -> usize {
+    weights
+        .get("patch2.weight")
+        .and_then(|(shape, _)| shape.get(1).copied())
+        .unwrap_or(0)
 }
 
 /// The f32 values of a tensor's data (empty if it is not f32, which our modules never are).
@@ -343,7 +405,7 @@ mod tests {
     fn single(hidden: usize, seed: u64) -> ModelFile {
         let device = crate::device();
         device.seed(seed);
-        ModelFile::from_net(&Net::new(NetConfig { hidden }, &device), HashMap::new())
+        ModelFile::from_net(&Net::new(NetConfig { hidden, patch: 0 }, &device), HashMap::new())
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! `s` the longest side of the rest-posed mesh. The LBS error of predicted weights `q` against
 //! targets `w` is then `|sum_k (q_k - w_k) y[v,k,p]|`, linear in the weights.
 
-use crate::features::{self, Features, CANDIDATES, FEATURES, FEATURE_VERSION};
+use crate::features::{self, Features, CANDIDATES, FEATURES, FEATURE_VERSION, PATCH_DIMS, PATCH_POINTS};
 use crate::LearnError;
 use glam::{Quat, Vec3};
 use rand::{Rng, SeedableRng};
@@ -65,6 +65,8 @@ pub struct Samples {
     pub target: Vec<f32>,
     /// `[n * K * DEFORM]`
     pub deform: Vec<f32>,
+    /// `[n * PATCH_POINTS * PATCH_DIMS]` the vertex's surface patch.
+    pub patch: Vec<f32>,
     /// `[n]` which character (index into the input list) each sample comes from.
     pub asset: Vec<u32>,
     /// Per character: mean GT mass outside the candidates over its kept vertices.
@@ -88,6 +90,7 @@ impl Samples {
         self.mask.extend(other.mask);
         self.target.extend(other.target);
         self.deform.extend(other.deform);
+        self.patch.extend(other.patch);
         self.asset.extend(other.asset.iter().map(|_| asset));
         self.coverage_loss.extend(other.coverage_loss);
     }
@@ -207,7 +210,7 @@ fn samples_of_pose(
     salt: u64,
 ) -> Result<Samples, LearnError> {
     let prep = Prepared::new(&character.mesh, &character.skeleton).map_err(|e| LearnError::Data(e.to_string()))?;
-    let feats: Features = features::extract(&prep, &character.skeleton.parents);
+    let feats: Features = features::extract_with_patches(&prep, &character.skeleton.parents);
     let n = feats.vertex_count;
     // Representative source vertex of every welded vertex.
     let mut source = vec![usize::MAX; n];
@@ -271,6 +274,8 @@ fn samples_of_pose(
         out.mask
             .extend_from_slice(&feats.mask[w * CANDIDATES..(w + 1) * CANDIDATES]);
         out.target.extend_from_slice(&target);
+        let patch = PATCH_POINTS * PATCH_DIMS;
+        out.patch.extend_from_slice(&feats.patch[w * patch..(w + 1) * patch]);
         let x = character.mesh.positions[v];
         for &j in joints {
             for m in &matrices {
@@ -357,8 +362,8 @@ pub fn cache_key(id: &str, character: &Character, options: &SampleOptions) -> u6
     h
 }
 
-/// [`character_samples`] through an on-disk cache in `dir` (`None` = no cache). A damaged
-/// cache file is recomputed and replaced.
+/// [`character_samples`] through an on-disk cache in `dir` (`None` = no cache). A damaged or
+/// incomplete cache file (one written before samples had patches) is recomputed and replaced.
 pub fn cached_samples(
     dir: Option<&Path>,
     id: &str,
@@ -391,11 +396,12 @@ pub fn cached_samples(
 }
 
 fn encode(s: &Samples) -> Result<Vec<u8>, LearnError> {
-    let fields: [(&str, &[f32]); 5] = [
+    let fields: [(&str, &[f32]); 6] = [
         ("x", &s.x),
         ("mask", &s.mask),
         ("target", &s.target),
         ("deform", &s.deform),
+        ("patch", &s.patch),
         ("coverage_loss", &s.coverage_loss),
     ];
     let bytes: Vec<(String, Vec<u8>)> = fields
@@ -428,6 +434,7 @@ fn decode(bytes: &[u8]) -> Option<Samples> {
         x: get("x")?,
         target: get("target")?,
         deform: get("deform")?,
+        patch: get("patch")?,
         coverage_loss: get("coverage_loss")?,
         asset: vec![0; n],
         mask,
@@ -435,7 +442,8 @@ fn decode(bytes: &[u8]) -> Option<Samples> {
     let consistent = s.mask.len() == n * CANDIDATES
         && s.x.len() == n * CANDIDATES * FEATURES
         && s.target.len() == n * CANDIDATES
-        && s.deform.len() == n * CANDIDATES * DEFORM;
+        && s.deform.len() == n * CANDIDATES * DEFORM
+        && s.patch.len() == n * PATCH_POINTS * PATCH_DIMS;
     consistent.then_some(s)
 }
 

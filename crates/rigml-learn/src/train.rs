@@ -3,7 +3,7 @@
 //! and checkpoints. Deterministic on the CPU for a given seed (parameter init from the device seed,
 //! batches from a ChaCha stream).
 
-use crate::features::{CANDIDATES, FEATURES};
+use crate::features::{CANDIDATES, FEATURES, PATCH_DIMS, PATCH_POINTS};
 use crate::model::{tensor_values, ModelFile, Net, NetConfig};
 use crate::sample::{Samples, DEFORM, POSES};
 use crate::{training_device, LearnError};
@@ -27,6 +27,8 @@ pub struct TrainConfig {
     pub deform_weight: f32,
     /// Hidden width of the network.
     pub hidden: usize,
+    /// Width of the point encoder's shape code (0: none).
+    pub patch: usize,
     /// Seed of the initial parameters and of the batches.
     pub seed: u64,
     /// Validate every this many steps (0 = only at the end).
@@ -40,6 +42,12 @@ impl TrainConfig {
     /// or deformation weight that is not a finite number of the right sign.
     pub fn validate(&self) -> Result<(), LearnError> {
         check_shape(self.steps, self.batch, self.hidden, self.learning_rate)?;
+        if self.patch > MAX_HIDDEN {
+            return Err(LearnError::Train(format!(
+                "point encoder width must lie in 0..={MAX_HIDDEN}, got {}",
+                self.patch
+            )));
+        }
         if !(self.deform_weight.is_finite() && self.deform_weight >= 0.0) {
             return Err(LearnError::Train(format!(
                 "deformation weight must be a number >= 0, got {}",
@@ -80,6 +88,7 @@ impl Default for TrainConfig {
             learning_rate: 3e-3,
             deform_weight: 10.0,
             hidden: 64,
+            patch: 0,
             seed: 1,
             val_every: 250,
             checkpoint_every: 500,
@@ -123,6 +132,7 @@ struct Batch {
     mask: Tensor<2>,
     target: Tensor<2>,
     deform: Tensor<3>,
+    patch: Tensor<3>,
 }
 
 fn batch(samples: &Samples, index: &[usize], device: &Device) -> Batch {
@@ -131,7 +141,13 @@ fn batch(samples: &Samples, index: &[usize], device: &Device) -> Batch {
     let mut mask = Vec::with_capacity(b * CANDIDATES);
     let mut target = Vec::with_capacity(b * CANDIDATES);
     let mut deform = Vec::with_capacity(b * CANDIDATES * DEFORM);
+    let points = PATCH_POINTS * PATCH_DIMS;
+    let mut patch = Vec::with_capacity(b * points);
     for &i in index {
+        match samples.patch.get(i * points..(i + 1) * points) {
+            Some(p) => patch.extend_from_slice(p),
+            None => patch.extend(std::iter::repeat_n(0.0, points)),
+        }
         x.extend_from_slice(&samples.x[i * CANDIDATES * FEATURES..(i + 1) * CANDIDATES * FEATURES]);
         mask.extend_from_slice(&samples.mask[i * CANDIDATES..(i + 1) * CANDIDATES]);
         target.extend_from_slice(&samples.target[i * CANDIDATES..(i + 1) * CANDIDATES]);
@@ -142,13 +158,14 @@ fn batch(samples: &Samples, index: &[usize], device: &Device) -> Batch {
         mask: Tensor::from_data(TensorData::new(mask, [b, CANDIDATES]), device),
         target: Tensor::from_data(TensorData::new(target, [b, CANDIDATES]), device),
         deform: Tensor::from_data(TensorData::new(deform, [b, CANDIDATES, DEFORM]), device),
+        patch: Tensor::from_data(TensorData::new(patch, [b, PATCH_POINTS, PATCH_DIMS]), device),
     }
 }
 
 /// `(total, kl, deform)` loss tensors (each of one element) of a batch.
 fn losses(net: &Net, batch: Batch, deform_weight: f32) -> (Tensor<1>, Tensor<1>, Tensor<1>) {
     let [b, k] = batch.mask.dims();
-    let log_p = net.log_probs(batch.x, batch.mask);
+    let log_p = net.log_probs(batch.x, batch.mask, batch.patch);
     let kl = (batch.target.clone() * log_p.clone()).sum_dim(1).neg().mean();
     // Rows without GT mass in the candidates have an all-zero target: no deformation term.
     let valid = batch.target.clone().sum_dim(1).reshape([b, 1, 1]);
@@ -213,7 +230,16 @@ pub fn train(
             let step = model.metadata.get(KEY_STEP).and_then(|s| s.parse().ok()).unwrap_or(0);
             (model.net(&device)?, step)
         }
-        None => (Net::new(NetConfig { hidden: config.hidden }, &device), 0),
+        None => (
+            Net::new(
+                NetConfig {
+                    hidden: config.hidden,
+                    patch: config.patch,
+                },
+                &device,
+            ),
+            0,
+        ),
     };
     let mut optimizer = AdamConfig::new().init();
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5eed_ba7c);

@@ -6,7 +6,7 @@
 mod common;
 
 use rigml_core::Character;
-use rigml_learn::features::{self, CANDIDATES, FEATURES};
+use rigml_learn::features::{self, CANDIDATES, FEATURES, PATCH_DIMS, PATCH_POINTS};
 use rigml_learn::sample::{character_samples, SampleOptions, Samples};
 use rigml_learn::train::{train, TrainConfig};
 use rigml_learn::{Learned, ModelFile};
@@ -31,11 +31,11 @@ fn features_do_not_change_when_the_character_is_scaled() {
     big.skeleton.bind_to_rest();
     let mut small = fox.clone();
     small.skeleton.bind_to_rest();
-    let a = features::extract(
+    let a = features::extract_with_patches(
         &Prepared::new(&small.mesh, &small.skeleton).unwrap(),
         &small.skeleton.parents,
     );
-    let b = features::extract(&Prepared::new(&big.mesh, &big.skeleton).unwrap(), &big.skeleton.parents);
+    let b = features::extract_with_patches(&Prepared::new(&big.mesh, &big.skeleton).unwrap(), &big.skeleton.parents);
     assert_eq!(a.vertex_count, b.vertex_count);
     assert_eq!(a.values.len(), a.vertex_count * CANDIDATES * FEATURES);
     let mut worst = 0.0f32;
@@ -60,10 +60,38 @@ fn features_do_not_change_when_the_character_is_scaled() {
     );
     assert!(worst < 2e-3, "largest relative feature change {worst}");
     assert!(a.values.iter().all(|x| x.is_finite()));
+    // The surface patches are in normalised units too; the vertex itself is its patch's first
+    // point, and every point lies within the patch's reach.
+    assert_eq!(a.patch.len(), a.vertex_count * PATCH_POINTS * PATCH_DIMS);
+    let worst_patch = a
+        .patch
+        .iter()
+        .zip(&b.patch)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0f32, f32::max);
+    assert!(worst_patch < 1e-3, "largest patch change {worst_patch}");
+    for patch in a.patch.chunks_exact(PATCH_POINTS * PATCH_DIMS) {
+        assert!(patch[..3].iter().all(|x| x.abs() < 1e-6));
+        for point in patch.chunks_exact(PATCH_DIMS) {
+            let reach = (point[0] * point[0] + point[1] * point[1] + point[2] * point[2]).sqrt();
+            assert!(reach <= 1.0 + 1e-4 && point[3].abs() <= 1.0 + 1e-4, "{point:?}");
+        }
+    }
 }
 
 #[test]
 fn a_tiny_model_learns_and_reloads_to_identical_predictions() {
+    tiny_model_learns_and_reloads(0);
+}
+
+#[test]
+fn a_tiny_model_with_a_point_encoder_learns_and_reloads_to_identical_predictions() {
+    tiny_model_learns_and_reloads(8);
+}
+
+/// A few steps on three characters lower the loss, and the saved model (with a point encoder
+/// of width `patch`, 0 = none) reloads to identical predictions.
+fn tiny_model_learns_and_reloads(patch: usize) {
     let options = SampleOptions {
         max_vertices: 300,
         posed_copies: 1,
@@ -89,6 +117,7 @@ fn a_tiny_model_learns_and_reloads_to_identical_predictions() {
         batch: 256,
         learning_rate: 1e-2,
         hidden: 16,
+        patch,
         val_every: 0,
         checkpoint_every: 0,
         ..TrainConfig::default()
@@ -109,10 +138,16 @@ fn a_tiny_model_learns_and_reloads_to_identical_predictions() {
     assert_eq!(reloaded, model);
     let fox = load("khronos-fox");
     let prep = Prepared::new(&fox.mesh, &fox.skeleton).unwrap();
-    let feats = features::extract(&prep, &fox.skeleton.parents);
-    let p1 = Learned::new(model).probabilities(&feats).unwrap();
+    let feats = features::extract_with_patches(&prep, &fox.skeleton.parents);
+    assert_eq!(model.weights.contains_key("patch1.weight"), patch > 0);
+    let solver = Learned::new(model);
+    let p1 = solver.probabilities(&feats).unwrap();
     let p2 = Learned::new(reloaded).probabilities(&feats).unwrap();
     assert_eq!(p1, p2);
+    // A network with a point encoder reads the patches; one without ignores them.
+    let mut flat = feats.clone();
+    flat.patch.fill(0.0);
+    assert_eq!(solver.probabilities(&flat).unwrap() == p1, patch == 0);
     assert!(ModelFile::from_bytes(&bytes[..bytes.len() / 2], "half").is_err());
 }
 
