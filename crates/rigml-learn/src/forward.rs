@@ -67,6 +67,14 @@ impl Layer {
             );
         }
     }
+
+    /// `out[rows, output] = relu(x[rows, input] W + b)`.
+    fn relu(&self, x: &[f32], rows: usize, out: &mut [f32]) {
+        self.apply(x, rows, self.input, 0, out);
+        for row in out.chunks_exact_mut(self.output) {
+            row.iter_mut().zip(&self.bias).for_each(|(y, b)| *y = (*y + b).max(0.0));
+        }
+    }
 }
 
 /// The network's weights, ready for [`Dense::probabilities`].
@@ -161,19 +169,9 @@ impl Dense {
         let w = second.output;
         let rows = verts * PATCH_POINTS;
         let mut hidden = vec![0.0f32; rows * w];
-        first.apply(patch, rows, PATCH_DIMS, 0, &mut hidden);
-        for row in hidden.chunks_exact_mut(w) {
-            row.iter_mut()
-                .zip(&first.bias)
-                .for_each(|(y, b)| *y = (*y + b).max(0.0));
-        }
+        first.relu(patch, rows, &mut hidden);
         let mut code = vec![0.0f32; rows * w];
-        second.apply(&hidden, rows, w, 0, &mut code);
-        for row in code.chunks_exact_mut(w) {
-            row.iter_mut()
-                .zip(&second.bias)
-                .for_each(|(y, b)| *y = (*y + b).max(0.0));
-        }
+        second.relu(&hidden, rows, &mut code);
         // Max over each patch's points (ReLU outputs are >= 0).
         let mut pooled = vec![0.0f32; verts * w];
         for (v, p) in pooled.chunks_exact_mut(w).enumerate() {
@@ -192,17 +190,19 @@ impl Dense {
         // local = relu([x, code] Wp + bp) * mask: the code's half once per vertex.
         let mut local = vec![0.0f32; rows * h];
         self.pair.apply(x, rows, FEATURES, 0, &mut local);
-        let mut shape = vec![0.0f32; verts * h];
         if let Some((code, w)) = self.codes(patch, verts) {
+            let mut shape = vec![0.0f32; verts * h];
             self.pair.apply(&code, verts, w, FEATURES, &mut shape);
+            for (r, row) in local.chunks_exact_mut(h).enumerate() {
+                let s = &shape[(r / CANDIDATES) * h..(r / CANDIDATES + 1) * h];
+                row.iter_mut().zip(s).for_each(|(y, &s)| *y += s);
+            }
         }
         for (r, row) in local.chunks_exact_mut(h).enumerate() {
             let keep = mask[r];
-            let s = &shape[(r / CANDIDATES) * h..(r / CANDIDATES + 1) * h];
             row.iter_mut()
-                .zip(s)
                 .zip(&self.pair.bias)
-                .for_each(|((y, &s), b)| *y = (*y + s + b).max(0.0) * keep);
+                .for_each(|(y, b)| *y = (*y + b).max(0.0) * keep);
         }
         // pooled = max over the candidates (padded slots are 0 and ReLU outputs >= 0).
         let mut pooled = vec![0.0f32; verts * h];

@@ -84,6 +84,17 @@ impl Samples {
         self.asset.is_empty()
     }
 
+    /// Whether every array holds exactly [`Samples::len`] samples' worth of numbers (as
+    /// [`character_samples`] and the cache give them; training refuses anything else).
+    pub fn is_whole(&self) -> bool {
+        let n = self.len();
+        self.x.len() == n * CANDIDATES * FEATURES
+            && self.mask.len() == n * CANDIDATES
+            && self.target.len() == n * CANDIDATES
+            && self.deform.len() == n * CANDIDATES * DEFORM
+            && self.patch.len() == n * PATCH_POINTS * PATCH_DIMS
+    }
+
     /// Append `other`, renumbering its assets after ours.
     pub fn append(&mut self, other: Samples, asset: u32) {
         self.x.extend(other.x);
@@ -439,12 +450,7 @@ fn decode(bytes: &[u8]) -> Option<Samples> {
         asset: vec![0; n],
         mask,
     };
-    let consistent = s.mask.len() == n * CANDIDATES
-        && s.x.len() == n * CANDIDATES * FEATURES
-        && s.target.len() == n * CANDIDATES
-        && s.deform.len() == n * CANDIDATES * DEFORM
-        && s.patch.len() == n * PATCH_POINTS * PATCH_DIMS;
-    consistent.then_some(s)
+    s.is_whole().then_some(s)
 }
 
 #[cfg(test)]

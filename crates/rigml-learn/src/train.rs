@@ -144,10 +144,7 @@ fn batch(samples: &Samples, index: &[usize], device: &Device) -> Batch {
     let points = PATCH_POINTS * PATCH_DIMS;
     let mut patch = Vec::with_capacity(b * points);
     for &i in index {
-        match samples.patch.get(i * points..(i + 1) * points) {
-            Some(p) => patch.extend_from_slice(p),
-            None => patch.extend(std::iter::repeat_n(0.0, points)),
-        }
+        patch.extend_from_slice(&samples.patch[i * points..(i + 1) * points]);
         x.extend_from_slice(&samples.x[i * CANDIDATES * FEATURES..(i + 1) * CANDIDATES * FEATURES]);
         mask.extend_from_slice(&samples.mask[i * CANDIDATES..(i + 1) * CANDIDATES]);
         target.extend_from_slice(&samples.target[i * CANDIDATES..(i + 1) * CANDIDATES]);
@@ -221,6 +218,13 @@ pub fn train(
 ) -> Result<(ModelFile, History), LearnError> {
     if train.is_empty() {
         return Err(LearnError::Train("no training samples".into()));
+    }
+    for (what, samples) in [("training", Some(train)), ("validation", val)] {
+        if samples.is_some_and(|s| !s.is_whole()) {
+            return Err(LearnError::Train(format!(
+                "the {what} samples' arrays do not all describe the same samples"
+            )));
+        }
     }
     config.validate()?;
     let device = training_device()?.autodiff();
@@ -300,6 +304,40 @@ pub fn train(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ragged_samples_are_refused() {
+        let mut target = vec![0.0; CANDIDATES];
+        target[0] = 1.0;
+        let whole = Samples {
+            x: vec![0.0; CANDIDATES * FEATURES],
+            mask: vec![1.0; CANDIDATES],
+            target,
+            deform: vec![0.0; CANDIDATES * DEFORM],
+            patch: vec![0.0; PATCH_POINTS * PATCH_DIMS],
+            asset: vec![0],
+            coverage_loss: vec![0.0],
+        };
+        assert!(whole.is_whole());
+        let config = TrainConfig {
+            steps: 1,
+            batch: 1,
+            hidden: 2,
+            patch: 2,
+            val_every: 0,
+            checkpoint_every: 0,
+            ..TrainConfig::default()
+        };
+        let run = |train: &Samples, val: Option<&Samples>| {
+            super::train(train, val, &config, None, &HashMap::new(), &mut |_| Ok(())).map(|_| ())
+        };
+        assert!(run(&whole, Some(&whole)).is_ok());
+        let mut ragged = whole.clone();
+        ragged.patch.pop();
+        assert!(!ragged.is_whole());
+        assert!(matches!(run(&ragged, None), Err(LearnError::Train(_))));
+        assert!(matches!(run(&whole, Some(&ragged)), Err(LearnError::Train(_))));
+    }
 
     #[test]
     fn settings_that_cannot_train_are_refused() {
