@@ -7,6 +7,12 @@
 //! *context* features carry the shape around the vertex: an inverse-distance prior diffused over
 //! the welded surface (a short and a long range, a cheap stand-in for geodesic distance) and the
 //! prior averaged over the vertex's connected piece (separate part meshes are usually rigid).
+//! Three *piece* features say how the candidate bone sits in the vertex's connected piece: how
+//! much of it runs through the piece's box, whether its joint lies in that box, and how far the
+//! piece's centroid is from it next to the other candidates. Artists bind a separate part (a
+//! helmet, a mech's plate, a boot) to the bone that runs through it, which is often not the bone
+//! nearest to most of its vertices. The features hold no absolute size, so that the network
+//! learns from the shape of the pair and not from how big a training character is.
 //! Padded candidate slots (skeletons with fewer usable bones) have mask 0 and all-zero features.
 //!
 //! Every vertex also gets a *patch*: [`PATCH_POINTS`] points of the surface around it (reached
@@ -17,6 +23,7 @@
 use glam::Vec3;
 use rayon::prelude::*;
 use rigml_geom::{closest_on_segment, Adjacency};
+use rigml_skin::bones::Bone;
 use rigml_skin::post::Prepared;
 
 /// Candidate bones per vertex.
@@ -41,13 +48,20 @@ pub const PATCH_RADIUS: f32 = 0.06;
 const PATCH_GATHER: usize = 512;
 
 /// Bumped whenever the meaning of a feature changes (invalidates caches and models).
-pub const FEATURE_VERSION: u32 = 2;
+pub const FEATURE_VERSION: u32 = 3;
 
 /// Distances are clamped below by this (normalised units).
 const EPS: f32 = 1e-4;
 
 /// Falloff of the inverse-distance prior `(d_min / d)^PRIOR_POWER`.
 const PRIOR_POWER: f32 = 4.0;
+
+/// Padding of a piece's box on each side, as a share of its extent (a bone along a flat plate
+/// still runs through it).
+const PIECE_BOX_PAD: f32 = 0.05;
+
+/// Points sampled along a bone segment to measure how much of it lies in a piece's box.
+const SEGMENT_SAMPLES: usize = 9;
 
 /// Diffusion rounds of the short- and long-range surface priors.
 const SHORT_ROUNDS: usize = 3;
@@ -240,6 +254,65 @@ fn piece_means(prior: &[f32], joint_count: usize, label: &[u32], pieces: usize) 
     out
 }
 
+/// How every bone sits in every connected piece of the welded surface, `[pieces * J]` each.
+struct PieceBones {
+    joint_count: usize,
+    /// Largest share of the joint's segments' sample points inside the piece's padded box.
+    through: Vec<f32>,
+    /// 1 when the joint itself (the start of its segments) lies in the piece's padded box.
+    holds_joint: Vec<f32>,
+    /// Distance from the piece's centroid to the nearest of the joint's segments.
+    centroid_distance: Vec<f32>,
+}
+
+impl PieceBones {
+    /// `label` gives each welded vertex's piece (`pieces` of them).
+    fn new(positions: &[Vec3], label: &[u32], pieces: usize, bones: &[Bone], joint_count: usize) -> PieceBones {
+        let mut low = vec![Vec3::splat(f32::INFINITY); pieces];
+        let mut high = vec![Vec3::splat(f32::NEG_INFINITY); pieces];
+        let mut sum = vec![Vec3::ZERO; pieces];
+        let mut count = vec![0usize; pieces];
+        for (p, &l) in positions.iter().zip(label) {
+            let l = l as usize;
+            low[l] = low[l].min(*p);
+            high[l] = high[l].max(*p);
+            sum[l] += *p;
+            count[l] += 1;
+        }
+        let cells = pieces * joint_count;
+        let mut out = PieceBones {
+            joint_count,
+            through: vec![0.0; cells],
+            holds_joint: vec![0.0; cells],
+            centroid_distance: vec![f32::INFINITY; cells],
+        };
+        for l in (0..pieces).filter(|&l| count[l] > 0) {
+            let pad = (high[l] - low[l]) * PIECE_BOX_PAD;
+            let (lo, hi) = (low[l] - pad, high[l] + pad);
+            let inside = |p: Vec3| p.cmpge(lo).all() && p.cmple(hi).all();
+            let centroid = sum[l] / count[l] as f32;
+            for b in bones.iter().filter(|b| (b.joint as usize) < joint_count) {
+                let at = l * joint_count + b.joint as usize;
+                let last = (SEGMENT_SAMPLES - 1) as f32;
+                let hits = (0..SEGMENT_SAMPLES)
+                    .filter(|&k| inside(b.a.lerp(b.b, k as f32 / last)))
+                    .count();
+                out.through[at] = out.through[at].max(hits as f32 / SEGMENT_SAMPLES as f32);
+                if inside(b.a) {
+                    out.holds_joint[at] = 1.0;
+                }
+                let d = (centroid - closest_on_segment(centroid, b.a, b.b)).length();
+                out.centroid_distance[at] = out.centroid_distance[at].min(d);
+            }
+        }
+        out
+    }
+
+    fn at(&self, piece: u32, joint: u32) -> usize {
+        piece as usize * self.joint_count + joint as usize
+    }
+}
+
 /// Bone-heat rows of every welded vertex, each normalised to sum 1 (empty rows stay empty; an
 /// empty list when the heat solve fails, so that the heat features are all zero).
 fn heat_shares(prep: &Prepared) -> Vec<Vec<(u32, f32)>> {
@@ -343,6 +416,7 @@ fn extract_inner(prep: &Prepared, parents: &[Option<usize>], with_patches: bool)
     let (pieces, piece_count) = prep.adjacency.components();
     let piece = piece_means(&prior, joint_count, &pieces, piece_count);
     let heat = heat_shares(prep);
+    let piece_bones = PieceBones::new(positions, &pieces, piece_count, &prep.bones.segments, joint_count);
     let patch = if with_patches {
         let axes: Vec<Vec3> = cands
             .iter()
@@ -373,6 +447,12 @@ fn extract_inner(prep: &Prepared, parents: &[Option<usize>], with_patches: bool)
             };
             let dmin = nearest.distance.max(EPS);
             let p = positions[v];
+            let own_piece = pieces[v];
+            let nearest_centroid = cs
+                .iter()
+                .map(|c| piece_bones.centroid_distance[piece_bones.at(own_piece, c.joint)])
+                .fold(f32::INFINITY, f32::min)
+                .max(EPS);
             let at = |field: &[f32], j: u32| field.get(v * joint_count + j as usize).copied().unwrap_or(0.0);
             for (k, c) in cs.iter().enumerate() {
                 js[k] = c.joint;
@@ -393,16 +473,19 @@ fn extract_inner(prep: &Prepared, parents: &[Option<usize>], with_patches: bool)
                 let j = c.joint as usize;
                 let children = facts.children.get(j).copied().unwrap_or(0);
                 let relation = facts.relation(c.joint, nearest.joint);
+                let in_piece = piece_bones.at(own_piece, c.joint);
                 let x = &mut xs[k * FEATURES..(k + 1) * FEATURES];
-                x[0] = d * 10.0;
+                x[0] = piece_bones.through[in_piece];
                 x[1] = (d / dmin).ln().min(8.0);
                 x[2] = k as f32 / CANDIDATES as f32;
                 x[3] = t.clamp(0.0, 1.0);
                 x[4] = (t - t.clamp(0.0, 1.0)).clamp(-3.0, 3.0);
-                x[5] = length * 10.0;
+                x[5] = piece_bones.holds_joint[in_piece];
                 x[6] = (d / length.max(EPS)).min(10.0).ln_1p();
                 x[7] = normals[v].dot(dir);
-                x[8] = (p - b.a).length() * 10.0;
+                x[8] = (piece_bones.centroid_distance[in_piece].max(EPS) / nearest_centroid)
+                    .ln()
+                    .min(8.0);
                 x[9] = along;
                 x[10] = f32::from(u8::from(children == 0));
                 x[11] = f32::from(u8::from(facts.is_root.get(j).copied().unwrap_or(false)));
@@ -432,5 +515,64 @@ fn extract_inner(prep: &Prepared, parents: &[Option<usize>], with_patches: bool)
         values,
         pieces,
         patch,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The eight corners of the box `[lo, hi]`.
+    fn corners(lo: Vec3, hi: Vec3) -> Vec<Vec3> {
+        (0..8)
+            .map(|i| {
+                Vec3::new(
+                    if i & 1 == 0 { lo.x } else { hi.x },
+                    if i & 2 == 0 { lo.y } else { hi.y },
+                    if i & 4 == 0 { lo.z } else { hi.z },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn piece_bones_say_which_bone_runs_through_which_piece() {
+        // Piece 0: a box around y in [0, 1]; piece 1: a box around y in [1, 2]. Bone 0 runs
+        // from y = 0.1 to 0.9 (inside piece 0), bone 1 from y = 0.9 to 1.9 (its joint inside
+        // piece 0, most of it inside piece 1).
+        let mut positions = corners(Vec3::new(-0.2, 0.0, -0.2), Vec3::new(0.2, 1.0, 0.2));
+        positions.extend(corners(Vec3::new(-0.2, 1.0, -0.2), Vec3::new(0.2, 2.0, 0.2)));
+        let label: Vec<u32> = (0..16).map(|i| u32::from(i >= 8)).collect();
+        let bones = [
+            Bone {
+                joint: 0,
+                a: Vec3::new(0.0, 0.1, 0.0),
+                b: Vec3::new(0.0, 0.9, 0.0),
+            },
+            Bone {
+                joint: 1,
+                a: Vec3::new(0.0, 0.9, 0.0),
+                b: Vec3::new(0.0, 1.9, 0.0),
+            },
+        ];
+        let pb = PieceBones::new(&positions, &label, 2, &bones, 2);
+        let at = |piece, joint| pb.at(piece, joint);
+        assert_eq!(pb.through[at(0, 0)], 1.0);
+        assert_eq!(pb.holds_joint[at(0, 0)], 1.0);
+        assert_eq!(pb.through[at(1, 0)], 0.0);
+        assert_eq!(pb.holds_joint[at(1, 0)], 0.0);
+        // Bone 1's samples at y = 0.9, 1.025, ..., 1.9: the first lies outside piece 1's padded
+        // box (y >= 0.95), the rest inside; only the first lies in piece 0's box (y <= 1.05).
+        assert!((pb.through[at(1, 1)] - 8.0 / 9.0).abs() < 1e-6);
+        assert_eq!(pb.holds_joint[at(1, 1)], 0.0);
+        assert_eq!(pb.holds_joint[at(0, 1)], 1.0);
+        assert!(
+            (pb.through[at(0, 1)] - 2.0 / 9.0).abs() < 1e-6,
+            "{}",
+            pb.through[at(0, 1)]
+        );
+        // The centroid of piece 1 (y = 1.5) lies on bone 1 and 0.6 from bone 0's end.
+        assert!(pb.centroid_distance[at(1, 1)] < 1e-6);
+        assert!((pb.centroid_distance[at(1, 0)] - 0.6).abs() < 1e-5);
     }
 }
