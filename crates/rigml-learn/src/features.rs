@@ -286,6 +286,7 @@ impl PieceBones {
             holds_joint: vec![0.0; cells],
             centroid_distance: vec![f32::INFINITY; cells],
         };
+        let last = (SEGMENT_SAMPLES - 1) as f32;
         for l in (0..pieces).filter(|&l| count[l] > 0) {
             let pad = (high[l] - low[l]) * PIECE_BOX_PAD;
             let (lo, hi) = (low[l] - pad, high[l] + pad);
@@ -293,7 +294,6 @@ impl PieceBones {
             let centroid = sum[l] / count[l] as f32;
             for b in bones.iter().filter(|b| (b.joint as usize) < joint_count) {
                 let at = l * joint_count + b.joint as usize;
-                let last = (SEGMENT_SAMPLES - 1) as f32;
                 let hits = (0..SEGMENT_SAMPLES)
                     .filter(|&k| inside(b.a.lerp(b.b, k as f32 / last)))
                     .count();
@@ -562,7 +562,7 @@ mod tests {
         assert_eq!(pb.through[at(1, 0)], 0.0);
         assert_eq!(pb.holds_joint[at(1, 0)], 0.0);
         // Bone 1's samples at y = 0.9, 1.025, ..., 1.9: the first lies outside piece 1's padded
-        // box (y >= 0.95), the rest inside; only the first lies in piece 0's box (y <= 1.05).
+        // box (y >= 0.95), the rest inside; the first two lie in piece 0's box (y <= 1.05).
         assert!((pb.through[at(1, 1)] - 8.0 / 9.0).abs() < 1e-6);
         assert_eq!(pb.holds_joint[at(1, 1)], 0.0);
         assert_eq!(pb.holds_joint[at(0, 1)], 1.0);
