@@ -5,7 +5,9 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rigml_eval::dataset::Dataset;
 use rigml_eval::skin_metrics::{rows_of, score, Mode, PreparedGt};
-use rigml_learn::infer::{search_thresholds, Chosen, KEY_ABSOLUTE, KEY_RELATIVE, KEY_RIGID, KEY_SHARPEN, KEY_SMOOTH};
+use rigml_learn::infer::{
+    search_thresholds, Chosen, KEY_ABSOLUTE, KEY_RELATIVE, KEY_RIGID, KEY_RIGID_SINGLE, KEY_SHARPEN, KEY_SMOOTH,
+};
 use rigml_learn::sample::{cached_samples, SampleOptions, Samples};
 use rigml_learn::train::{train, History, Losses, TrainConfig, TrainEvent};
 use rigml_learn::{Learned, ModelFile};
@@ -137,6 +139,9 @@ struct Summary {
     sharpen: Option<f32>,
     /// Rigid-piece share chosen on the val split (above 1: off).
     rigid: Option<f32>,
+    /// Rigid share for pieces that hold no joint and one bone runs through, chosen on the val
+    /// split (above 1: off).
+    rigid_single: Option<f32>,
 }
 
 /// Samples of every skinned character of `split`.
@@ -319,6 +324,7 @@ pub fn run(args: &Args) -> Result<String> {
         smooth: chosen.map(|c| c.smooth),
         sharpen: chosen.map(|c| c.sharpen),
         rigid: chosen.map(|c| c.rigid),
+        rigid_single: chosen.map(|c| c.rigid_single),
         ..summary
     };
     if args.json {
@@ -360,13 +366,18 @@ pub fn run(args: &Args) -> Result<String> {
     if let Some(c) = chosen {
         let _ = writeln!(
             out,
-            "inference settings chosen on {}: smooth {} rounds, sharpen {}, relative {}, absolute {}, rigid pieces {} (mean P {:.4}, R {:.4}, L1 {:.4}; 2 min(P, R) - L1 = {:.4}{})",
+            "inference settings chosen on {}: smooth {} rounds, sharpen {}, relative {}, absolute {}, rigid pieces {}, single-bone pieces {} (mean P {:.4}, R {:.4}, L1 {:.4}; 2 min(P, R) - L1 = {:.4}{})",
             args.val.as_deref().unwrap_or("val"),
             c.smooth,
             c.sharpen,
             c.relative,
             c.absolute,
             if c.rigid > 1.0 { "off".to_string() } else { format!("from a {} share", c.rigid) },
+            if c.rigid_single.min(c.rigid) > 1.0 {
+                "off".to_string()
+            } else {
+                format!("from a {} share", c.rigid_single.min(c.rigid))
+            },
             c.means[0],
             c.means[1],
             c.means[2],
@@ -508,6 +519,9 @@ fn choose_thresholds(dataset: &Dataset, split: &str, min_recall: f64, model: &mu
     model.metadata.insert(KEY_SMOOTH.into(), best.smooth.to_string());
     model.metadata.insert(KEY_SHARPEN.into(), best.sharpen.to_string());
     model.metadata.insert(KEY_RIGID.into(), best.rigid.to_string());
+    model
+        .metadata
+        .insert(KEY_RIGID_SINGLE.into(), best.rigid_single.to_string());
     model.metadata.insert("rigml.infer.chosen_on".into(), split.to_string());
     Ok(best)
 }
@@ -536,5 +550,6 @@ fn summarise(args: &Args, curves: &Path, run: &Run) -> Summary {
         smooth: None,
         sharpen: None,
         rigid: None,
+        rigid_single: None,
     }
 }

@@ -80,6 +80,10 @@ pub struct Features {
     pub values: Vec<f32>,
     /// `[n]` connected piece of the welded surface each vertex lies on (labels `0..count`).
     pub pieces: Vec<u32>,
+    /// Per piece: no joint lies in its padded box and exactly one bone runs through that box:
+    /// the piece is a part that nothing bends inside (an arm shell, a plate, a visor), which
+    /// artists bind to one bone.
+    pub single_bone: Vec<bool>,
     /// `[n * PATCH_POINTS * PATCH_DIMS]` the surface patch of every vertex ([`extract_with_patches`];
     /// empty from [`extract`]).
     pub patch: Vec<f32>,
@@ -308,6 +312,17 @@ impl PieceBones {
         out
     }
 
+    /// Per piece: no joint in its padded box, and exactly one bone runs through that box.
+    fn single_bone(&self) -> Vec<bool> {
+        self.holds_joint
+            .chunks_exact(self.joint_count)
+            .zip(self.through.chunks_exact(self.joint_count))
+            .map(|(holds, through)| {
+                holds.iter().all(|&h| h == 0.0) && through.iter().filter(|&&t| t > 0.0).count() == 1
+            })
+            .collect()
+    }
+
     fn at(&self, piece: u32, joint: u32) -> usize {
         piece as usize * self.joint_count + joint as usize
     }
@@ -514,6 +529,7 @@ fn extract_inner(prep: &Prepared, parents: &[Option<usize>], with_patches: bool)
         mask,
         values,
         pieces,
+        single_bone: piece_bones.single_bone(),
         patch,
     }
 }
@@ -571,6 +587,8 @@ mod tests {
             "{}",
             pb.through[at(0, 1)]
         );
+        // Piece 0 holds both joints; piece 1 holds none and only bone 1 runs through it.
+        assert_eq!(pb.single_bone(), vec![false, true]);
         // The centroid of piece 1 (y = 1.5) lies on bone 1 and 0.6 from bone 0's end.
         assert!(pb.centroid_distance[at(1, 1)] < 1e-6);
         assert!((pb.centroid_distance[at(1, 0)] - 0.6).abs() < 1e-5);

@@ -18,7 +18,10 @@
 //! Last, separate pieces of the mesh (eyes, buttons, armour plates, a mech's parts) that the rows
 //! already give almost entirely to one bone are bound to that bone alone: artists bind such
 //! pieces rigidly, and the network, scoring each vertex on its own, leaves small spurious shares
-//! on them that cost precision ([`make_rigid`]; the share is chosen on val too).
+//! on them that cost precision ([`make_rigid`]; the share is chosen on val too). A piece that
+//! holds no joint and that one bone runs through ([`Features::single_bone`]: an arm shell, a
+//! plate; nothing bends inside it) has a share of its own, which may be lower: the network,
+//! scoring each vertex on its own, blends such a shell with the bones beyond its ends.
 
 use crate::features::{self, Features, CANDIDATES};
 use crate::forward::Ensemble;
@@ -46,7 +49,8 @@ pub const DEFAULT_ABSOLUTE: f32 = 0.02;
 pub const DEFAULT_SMOOTH: usize = 0;
 /// Default sharpening exponent when a model file does not name one.
 pub const DEFAULT_SHARPEN: f32 = 1.0;
-/// Default rigid-piece share when a model file does not name one (above 1: never).
+/// Default rigid-piece share when a model file does not name one (above 1: never). A model file
+/// without a share for single-bone pieces uses the same for them.
 pub const DEFAULT_RIGID: f32 = RIGID_OFF;
 /// A rigid-piece share that no piece reaches: pieces are left as the rows say.
 pub const RIGID_OFF: f32 = 2.0;
@@ -57,6 +61,7 @@ pub const KEY_ABSOLUTE: &str = "rigml.infer.absolute";
 pub const KEY_SMOOTH: &str = "rigml.infer.smooth";
 pub const KEY_SHARPEN: &str = "rigml.infer.sharpen";
 pub const KEY_RIGID: &str = "rigml.infer.rigid";
+pub const KEY_RIGID_SINGLE: &str = "rigml.infer.rigid_single_bone";
 
 /// Most smoothing rounds a model file may ask for.
 pub const MAX_SMOOTH: usize = 16;
@@ -79,6 +84,9 @@ pub struct Learned {
     /// A connected piece of the mesh whose rows give at least this mean share to one bone is
     /// bound to that bone alone (above 1: never).
     pub rigid: f32,
+    /// The same for a piece that holds no joint and that one bone runs through
+    /// ([`Features::single_bone`]); the lower of the two applies to such a piece.
+    pub rigid_single: f32,
 }
 
 impl Learned {
@@ -98,6 +106,10 @@ impl Learned {
             .setting(KEY_RIGID)
             .filter(|s| (0.5..=RIGID_OFF).contains(s))
             .unwrap_or(DEFAULT_RIGID);
+        let rigid_single = model
+            .setting(KEY_RIGID_SINGLE)
+            .filter(|s| (0.0..=RIGID_OFF).contains(s))
+            .unwrap_or(rigid);
         let networks = Ensemble::new(&model).map_err(|e| match e {
             LearnError::Model(problem) => problem,
             other => other.to_string(),
@@ -110,6 +122,7 @@ impl Learned {
             smooth,
             sharpen,
             rigid,
+            rigid_single,
         }
     }
 
@@ -174,7 +187,13 @@ impl Learned {
             &scored.probs
         };
         let mut rows = self.rows(&scored.feats, probs);
-        make_rigid(&scored.feats.pieces, &mut rows, self.rigid);
+        make_rigid(
+            &scored.feats.pieces,
+            &scored.feats.single_bone,
+            &mut rows,
+            self.rigid,
+            self.rigid_single,
+        );
         // The network already produces smooth, sparse rows; only the shared fallback, cap and
         // normalisation apply.
         let options = SolveOptions {
@@ -255,10 +274,11 @@ pub fn smooth(feats: &Features, adjacency: &Adjacency, probs: &[f32], rounds: us
 
 /// Bind every connected piece of the welded mesh (`piece` of each row's vertex, as in
 /// [`Features::pieces`]) whose rows, each normalised, give on average at least `share` to one
-/// bone to that bone alone (`share` above 1 changes nothing). A piece that spans a joint splits
-/// its mass between bones and stays as it is.
-pub fn make_rigid(piece: &[u32], rows: &mut [Row], share: f32) {
-    if share > 1.0 || piece.len() != rows.len() {
+/// bone to that bone alone (`share` above 1 changes nothing); a piece flagged in `single_bone`
+/// (per piece, as in [`Features::single_bone`]) needs only the lower of `share` and
+/// `single_share`. A piece that spans a joint splits its mass between bones and stays as it is.
+pub fn make_rigid(piece: &[u32], single_bone: &[bool], rows: &mut [Row], share: f32, single_share: f32) {
+    if share.min(single_share) > 1.0 || piece.len() != rows.len() {
         return;
     }
     let pieces = piece.iter().max().map_or(0, |&m| m as usize + 1);
@@ -277,9 +297,15 @@ pub fn make_rigid(piece: &[u32], rows: &mut [Row], share: f32) {
     let owner: Vec<Option<u32>> = mass
         .iter()
         .zip(&size)
-        .map(|(m, &n)| {
+        .enumerate()
+        .map(|(c, (m, &n))| {
             let (&j, &w) = m.iter().max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(a.0)))?;
-            (w >= share * n as f32).then_some(j)
+            let needed = if single_bone.get(c).copied().unwrap_or(false) {
+                share.min(single_share)
+            } else {
+                share
+            };
+            (needed <= 1.0 && w >= needed * n as f32).then_some(j)
         })
         .collect();
     for (row, &c) in rows.iter_mut().zip(piece) {
@@ -327,6 +353,9 @@ pub const SMOOTH_GRID: [usize; 4] = [0, 1, 2, 4];
 pub const SHARPEN_GRID: [f32; 5] = [1.0, 1.25, 1.5, 1.75, 2.0];
 /// Rigid-piece shares tried by [`search_thresholds`].
 pub const RIGID_GRID: [f32; 4] = [RIGID_OFF, 0.98, 0.95, 0.9];
+/// Rigid shares for single-bone pieces tried by [`search_thresholds`] (0: every such piece goes
+/// to its leading bone).
+pub const RIGID_SINGLE_GRID: [f32; 6] = [RIGID_OFF, 0.9, 0.8, 0.7, 0.5, 0.0];
 
 /// The inference settings chosen by [`search_thresholds`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -336,6 +365,7 @@ pub struct Chosen {
     pub smooth: usize,
     pub sharpen: f32,
     pub rigid: f32,
+    pub rigid_single: f32,
     /// Mean `[precision, recall, L1]` of the cases with these settings.
     pub means: [f64; 3],
     /// `2 min(precision, recall) - L1` of the means (see [`search_thresholds`]).
@@ -347,10 +377,11 @@ pub struct Chosen {
 /// The `(relative, absolute, smooth, sharpen, rigid)` settings of the grids that maximise
 /// `2 min(P, R) - L1` of the mean precision, recall and L1 (`score(case index, skin)` gives the
 /// three numbers of one case) among the settings whose mean recall is at least `min_recall` (all
-/// settings when none reaches it). The balanced form, rather than `P + R - L1`, keeps a
-/// threshold from buying recall with an equal loss of precision: a rigger needs both (a missing
-/// influence tears, a spurious one drags), and issue 5 asks for both. Meant for validation data
-/// only.
+/// settings when none reaches it), then the share for single-bone pieces
+/// ([`RIGID_SINGLE_GRID`]) with the others fixed. The balanced form, rather than `P + R - L1`,
+/// keeps a threshold from buying recall with an equal loss of precision: a rigger needs both (a
+/// missing influence tears, a spurious one drags), and issue 5 asks for both. Meant for
+/// validation data only.
 pub fn search_thresholds(
     learned: &Learned,
     cases: &[Scored],
@@ -364,61 +395,84 @@ pub fn search_thresholds(
         smooth: learned.smooth,
         sharpen: learned.sharpen,
         rigid: learned.rigid,
+        rigid_single: learned.rigid_single,
         means: [f64::NAN; 3],
         objective: f64::NEG_INFINITY,
         recall_met: false,
     };
-    for (smooth_rounds, exponent) in SMOOTH_GRID
-        .iter()
-        .flat_map(|&s| SHARPEN_GRID.iter().map(move |&e| (s, e)))
-    {
-        let adjusted: Vec<Scored> = cases
+    let adjust = |smooth_rounds: usize, exponent: f32| -> Vec<Scored> {
+        cases
             .iter()
             .map(|case| {
                 let mut probs = smooth(&case.feats, &case.prep.adjacency, &case.probs, smooth_rounds);
                 sharpen(&case.feats, &mut probs, exponent);
                 Scored { probs, ..case.clone() }
             })
-            .collect();
+            .collect()
+    };
+    // Scores `candidate` (its smoothing and sharpening already applied to `adjusted`) and keeps
+    // it when it beats `best`.
+    let consider = |best: &mut Chosen, candidate: Chosen, adjusted: &[Scored]| -> Result<(), SkinError> {
+        let trial = Learned {
+            relative: candidate.relative,
+            absolute: candidate.absolute,
+            smooth: 0,
+            sharpen: 1.0,
+            rigid: candidate.rigid,
+            rigid_single: candidate.rigid_single,
+            ..learned.clone()
+        };
+        let mut total = [0.0f64; 3];
+        for (i, case) in adjusted.iter().enumerate() {
+            let s = score(i, &trial.finish(case, options)?);
+            total.iter_mut().zip(s).for_each(|(t, s)| *t += s);
+        }
+        let means = total.map(|t| t / cases.len().max(1) as f64);
+        let objective = 2.0 * means[0].min(means[1]) - means[2];
+        let recall_met = means[1] >= min_recall;
+        let better = match (recall_met, best.recall_met) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => objective > best.objective,
+        };
+        if better {
+            *best = Chosen {
+                means,
+                objective,
+                recall_met,
+                ..candidate
+            };
+        }
+        Ok(())
+    };
+    for (smooth_rounds, exponent) in SMOOTH_GRID
+        .iter()
+        .flat_map(|&s| SHARPEN_GRID.iter().map(move |&e| (s, e)))
+    {
+        let adjusted = adjust(smooth_rounds, exponent);
         for (relative, absolute, rigid) in RELATIVE_GRID.iter().flat_map(|&r| {
             ABSOLUTE_GRID
                 .iter()
                 .flat_map(move |&a| RIGID_GRID.iter().map(move |&g| (r, a, g)))
         }) {
-            let trial = Learned {
+            let candidate = Chosen {
                 relative,
                 absolute,
-                smooth: 0,
-                sharpen: 1.0,
+                smooth: smooth_rounds,
+                sharpen: exponent,
                 rigid,
-                ..learned.clone()
+                rigid_single: rigid,
+                means: [f64::NAN; 3],
+                objective: f64::NEG_INFINITY,
+                recall_met: false,
             };
-            let mut total = [0.0f64; 3];
-            for (i, case) in adjusted.iter().enumerate() {
-                let s = score(i, &trial.finish(case, options)?);
-                total.iter_mut().zip(s).for_each(|(t, s)| *t += s);
-            }
-            let means = total.map(|t| t / cases.len().max(1) as f64);
-            let objective = 2.0 * means[0].min(means[1]) - means[2];
-            let recall_met = means[1] >= min_recall;
-            let better = match (recall_met, best.recall_met) {
-                (true, false) => true,
-                (false, true) => false,
-                _ => objective > best.objective,
-            };
-            if better {
-                best = Chosen {
-                    relative,
-                    absolute,
-                    smooth: smooth_rounds,
-                    sharpen: exponent,
-                    rigid,
-                    means,
-                    objective,
-                    recall_met,
-                };
-            }
+            consider(&mut best, candidate, &adjusted)?;
         }
+    }
+    let fixed = best;
+    let adjusted = adjust(fixed.smooth, fixed.sharpen);
+    for rigid_single in RIGID_SINGLE_GRID.into_iter().filter(|&s| s < fixed.rigid) {
+        consider(&mut best, Chosen { rigid_single, ..fixed }, &adjusted)?;
     }
     Ok(best)
 }
@@ -482,16 +536,26 @@ mod tests {
             vec![(2, 1.0)],
         ];
         let mut rigid = rows.clone();
-        make_rigid(&pieces, &mut rigid, 0.95);
+        make_rigid(&pieces, &[false, false], &mut rigid, 0.95, 0.95);
         assert!(rigid[..3].iter().all(|r| r == &vec![(0, 1.0)]), "{rigid:?}");
         assert_eq!(&rigid[3..], &rows[3..]);
         // Joint 0 holds a 0.987 share of the first piece: a higher bar leaves it alone.
         let mut strict = rows.clone();
-        make_rigid(&pieces, &mut strict, 0.99);
+        make_rigid(&pieces, &[false, false], &mut strict, 0.99, 0.99);
         assert_eq!(format!("{strict:?}"), format!("{rows:?}"));
         let mut off = rows.clone();
-        make_rigid(&pieces, &mut off, RIGID_OFF);
+        make_rigid(&pieces, &[false, false], &mut off, RIGID_OFF, RIGID_OFF);
         assert_eq!(format!("{off:?}"), format!("{rows:?}"));
+        // A single-bone piece has a bar of its own: the first piece at 0.9 even when others need
+        // 0.99, and the second (no share above 0.5) goes to its leading bone at 0.
+        let mut single = rows.clone();
+        make_rigid(&pieces, &[true, false], &mut single, 0.99, 0.9);
+        assert!(single[..3].iter().all(|r| r == &vec![(0, 1.0)]), "{single:?}");
+        assert_eq!(&single[3..], &rows[3..]);
+        let mut all = rows.clone();
+        make_rigid(&pieces, &[false, true], &mut all, RIGID_OFF, 0.0);
+        assert_eq!(format!("{:?}", &all[..3]), format!("{:?}", &rows[..3]));
+        assert!(all[3..].iter().all(|r| r.len() == 1), "{all:?}");
     }
 
     #[test]
