@@ -364,6 +364,13 @@ pub fn run(args: &Args) -> Result<String> {
         let _ = writeln!(out, "final val loss {v:.4} (kl {kl:.4}, deform {d:.5})");
     }
     if let Some(c) = chosen {
+        let share = |s: f32| {
+            if s > 1.0 {
+                "off".to_string()
+            } else {
+                format!("from a {s} share")
+            }
+        };
         let _ = writeln!(
             out,
             "inference settings chosen on {}: smooth {} rounds, sharpen {}, relative {}, absolute {}, rigid pieces {}, single-bone pieces {} (mean P {:.4}, R {:.4}, L1 {:.4}; 2 min(P, R) - L1 = {:.4}{})",
@@ -372,12 +379,9 @@ pub fn run(args: &Args) -> Result<String> {
             c.sharpen,
             c.relative,
             c.absolute,
-            if c.rigid > 1.0 { "off".to_string() } else { format!("from a {} share", c.rigid) },
-            if c.rigid_single.min(c.rigid) > 1.0 {
-                "off".to_string()
-            } else {
-                format!("from a {} share", c.rigid_single.min(c.rigid))
-            },
+            share(c.rigid),
+            // A single-bone piece needs the lower of the two shares (rigml_learn::infer::make_rigid).
+            share(c.rigid_single.min(c.rigid)),
             c.means[0],
             c.means[1],
             c.means[2],
