@@ -68,6 +68,11 @@ pub struct Args {
     /// model whose probabilities are the mean of the members' (steadier than any one seed).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=rigml_learn::model::MAX_MEMBERS as i64))]
     pub members: u16,
+    /// Fit on N of the split's characters only, drawn with --seed (the same ones for every
+    /// member; for one seed, the N drawn include those drawn for any smaller N): to measure
+    /// how much more data would help, as the README's learning curve does.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub characters: Option<u32>,
     /// Most vertices sampled per character (and per re-posed copy).
     #[arg(long, default_value_t = 3000)]
     pub max_vertices: usize,
@@ -144,20 +149,33 @@ struct Summary {
     rigid_single: Option<f32>,
 }
 
-/// Samples of every skinned character of `split`.
+/// Samples of every skinned character of `split`, or of `draw.0` of them drawn with seed
+/// `draw.1` ([`draw_characters`]).
 fn split_samples(
     dataset: &Dataset,
     split: &str,
+    draw: Option<(usize, u64)>,
     options: &SampleOptions,
     cache: Option<&Path>,
 ) -> Result<(Samples, Vec<String>)> {
-    let rows: Vec<_> = dataset
+    let mut rows: Vec<_> = dataset
         .rows
         .iter()
         .filter(|r| r.kind == "character" && r.split == split)
         .collect();
     if rows.is_empty() {
         bail!("the manifest has no characters in split {split:?}");
+    }
+    if let Some((count, seed)) = draw {
+        if count > rows.len() {
+            bail!(
+                "--characters {count}: the manifest has only {} characters in split {split:?}",
+                rows.len()
+            );
+        }
+        let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+        let keep = draw_characters(&ids, count, seed);
+        rows = rows.into_iter().zip(keep).filter(|(_, k)| *k).map(|(r, _)| r).collect();
     }
     let bar = bar(rows.len() as u64, "{bar:30} {pos}/{len} features {msg} [{elapsed}]");
     let mut all = Samples::default();
@@ -173,6 +191,19 @@ fn split_samples(
     }
     bar.finish_and_clear();
     Ok((all, ids))
+}
+
+/// Which of `ids` a draw of `count` with `seed` keeps: those whose hash of the seed and the id
+/// ranks lowest. A character's rank does not depend on the others, so for one seed a larger
+/// draw holds every smaller one, and adding rows to a manifest moves no other row in or out
+/// beyond the count.
+fn draw_characters(ids: &[&str], count: usize, seed: u64) -> Vec<bool> {
+    let rank = |id: &str| rigml_eval::deformation::fnv1a64(format!("{seed}:{id}").as_bytes());
+    let mut order: Vec<usize> = (0..ids.len()).collect();
+    order.sort_by_key(|&i| (rank(ids[i]), i));
+    let mut keep = vec![false; ids.len()];
+    order.iter().take(count).for_each(|&i| keep[i] = true);
+    keep
 }
 
 /// A progress bar with `template` (the plain style if the template does not parse).
@@ -422,7 +453,8 @@ fn train_member(
         seed: config.seed,
     };
     let started = Instant::now();
-    let (train_samples, ids) = split_samples(dataset, &args.split, &options, cache)?;
+    let draw = args.characters.map(|n| (n as usize, args.seed));
+    let (train_samples, ids) = split_samples(dataset, &args.split, draw, &options, cache)?;
     let val_samples = match &args.val {
         Some(split) => {
             let val_options = SampleOptions {
@@ -430,7 +462,7 @@ fn train_member(
                 stretched_copies: 0,
                 ..options
             };
-            Some(split_samples(dataset, split, &val_options, cache)?.0)
+            Some(split_samples(dataset, split, None, &val_options, cache)?.0)
         }
         None => None,
     };
@@ -555,5 +587,34 @@ fn summarise(args: &Args, curves: &Path, run: &Run) -> Summary {
         sharpen: None,
         rigid: None,
         rigid_single: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_draw_keeps_its_count_and_holds_every_smaller_draw_of_its_seed() {
+        let ids: Vec<String> = (0..40).map(|i| format!("asset-{i}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let mut previous = vec![false; ids.len()];
+        for count in [0, 1, 5, 20, 40] {
+            let keep = draw_characters(&ids, count, 7);
+            assert_eq!(keep.iter().filter(|k| **k).count(), count);
+            assert!(previous.iter().zip(&keep).all(|(p, k)| !p || *k), "draw of {count}");
+            assert_eq!(draw_characters(&ids, count, 7), keep, "the same seed draws the same");
+            previous = keep;
+        }
+        assert_ne!(draw_characters(&ids, 20, 7), draw_characters(&ids, 20, 8));
+        // A row added to the list leaves the others' ranks alone.
+        let mut more = ids.clone();
+        more.insert(3, "asset-new");
+        let keep = draw_characters(&more, 41, 7);
+        assert!(keep.iter().all(|k| *k));
+        let small = draw_characters(&ids, 10, 7);
+        let grown = draw_characters(&more, 11, 7);
+        let kept: Vec<&str> = ids.iter().zip(&small).filter(|(_, k)| **k).map(|(i, _)| *i).collect();
+        assert!(kept.iter().all(|id| grown[more.iter().position(|m| m == id).unwrap()]));
     }
 }

@@ -99,6 +99,22 @@ fn an_ensemble_is_trained_saved_and_used() {
 }
 
 #[test]
+fn a_draw_of_characters_trains_on_that_many() {
+    let dir = tempfile::tempdir().unwrap();
+    small_manifest(dir.path());
+    let o = train(dir.path(), "--split train -o one.safetensors --characters 1 --json");
+    assert_ok(&o);
+    let summary: Value = serde_json::from_slice(&o.stdout).expect("train --json prints one JSON object");
+    assert_eq!(summary["characters"], 1);
+    let model = ModelFile::load(&dir.path().join("one.safetensors")).unwrap();
+    let assets = &model.metadata["rigml.train.assets"];
+    assert!(
+        ["quaternius-platformer-game-skull", "quaternius-fish-dolphin"].contains(&assets.as_str()),
+        "{assets}"
+    );
+}
+
+#[test]
 fn resuming_an_ensemble_is_refused_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     small_manifest(dir.path());
@@ -112,6 +128,11 @@ fn resuming_an_ensemble_is_refused_before_any_work() {
     let o = train(dir.path(), "-o m.safetensors --stretched-copies 17");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--stretched-copies"), "{}", stderr(&o));
+    let o = train(dir.path(), "-o m.safetensors --characters 3");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--characters 3"), "{}", stderr(&o));
+    let o = train(dir.path(), "-o m.safetensors --characters 0");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let o = train(dir.path(), "-o m.safetensors --posed-copies 100000");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--posed-copies"), "{}", stderr(&o));
