@@ -200,7 +200,7 @@ fn split_samples(
 fn draw_characters(ids: &[&str], count: usize, seed: u64) -> Vec<bool> {
     let rank = |id: &str| rigml_eval::deformation::fnv1a64(format!("{seed}:{id}").as_bytes());
     let mut order: Vec<usize> = (0..ids.len()).collect();
-    order.sort_by_key(|&i| (rank(ids[i]), i));
+    order.sort_by_cached_key(|&i| (rank(ids[i]), i));
     let mut keep = vec![false; ids.len()];
     order.iter().take(count).for_each(|&i| keep[i] = true);
     keep

@@ -353,9 +353,10 @@ pub const SMOOTH_GRID: [usize; 4] = [0, 1, 2, 4];
 pub const SHARPEN_GRID: [f32; 5] = [1.0, 1.25, 1.5, 1.75, 2.0];
 /// Rigid-piece shares tried by [`search_thresholds`].
 pub const RIGID_GRID: [f32; 4] = [RIGID_OFF, 0.98, 0.95, 0.9];
-/// Rigid shares for single-bone pieces tried by [`search_thresholds`] (0: every such piece goes
-/// to its leading bone).
-pub const RIGID_SINGLE_GRID: [f32; 6] = [RIGID_OFF, 0.9, 0.8, 0.7, 0.5, 0.0];
+/// Rigid shares for single-bone pieces that [`search_thresholds`] tries against keeping the
+/// rigid-piece share for them too (0: every such piece goes to its leading bone). Only shares
+/// below the chosen rigid-piece share are tried: [`make_rigid`] applies the lower of the two.
+pub const RIGID_SINGLE_GRID: [f32; 5] = [0.9, 0.8, 0.7, 0.5, 0.0];
 
 /// The inference settings chosen by [`search_thresholds`].
 #[derive(Debug, Clone, Copy, PartialEq)]
