@@ -6,7 +6,7 @@ use crate::skin::{solver, METHODS};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rigml_eval::robustness::Declared;
-use rigml_eval::{ExternalFiles, Method, Options, Progress};
+use rigml_eval::{ExternalFiles, Fold, Method, Options, Progress};
 use rigml_skin::SolveOptions;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -22,6 +22,10 @@ Examples:
                      with --rig-skin, driven by the artist rig's poses, vs the artist-posed mesh)
   rigml eval --data ../shared/data/manifest.tsv --split val --methods heat \\
              --weights-from blender=bpy-weights/ -o report/ --force
+  rigml eval --split train --methods learned,voxel --folds 5 \\
+             --fold-models cv/fold{}.safetensors -o report-cv/
+                    (family-grouped cross-validation: fold I's families scored with the model
+                     `rigml train --hold-out-fold I/5` fitted without them)
 External weights: one file per asset in the folder, named <asset id>.npz (`weights` N×J and
 `joint_names`) or <asset id>.glb (same vertex order as the asset); joints are matched by name.")]
 pub struct Args {
@@ -60,11 +64,94 @@ pub struct Args {
     /// method weights, into the report folder; this runs the method once more on those assets).
     #[arg(long)]
     pub no_pictures: bool,
+    /// Score only the held-out families of one fold (I/K) of a family-grouped
+    /// cross-validation over the split (the families `rigml train --hold-out-fold I/K` leaves
+    /// out).
+    #[arg(long, value_name = "I/K", conflicts_with = "folds")]
+    pub fold: Option<Fold>,
+    /// Cross-validation over families: score every fold 1..K of the split on its held-out
+    /// families, the learned method with the model --fold-models names for that fold, and write
+    /// one report (per-family tables over every family of the split; no pictures).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u16).range(2..), requires = "fold_models")]
+    pub folds: Option<u16>,
+    /// With --folds: the model of each fold, `{}` standing for the fold's number (1..K), e.g.
+    /// `cv/fold{}.safetensors`.
+    #[arg(long, value_name = "TEMPLATE", requires = "folds")]
+    pub fold_models: Option<String>,
 }
 
 /// Run the evaluation and write the report; returns the summary.
 pub fn run(args: &Args) -> Result<String> {
     let split = (args.split != "all").then_some(args.split.as_str());
+    let options = Options {
+        deformation: !args.no_deformation,
+        ..Options::default()
+    };
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut progress = |event: Progress| match event {
+        Progress::Asset { index, total, id } => {
+            bar.set_length(total as u64);
+            bar.set_position(index as u64);
+            bar.set_message(id.to_string());
+        }
+        Progress::Done => bar.finish_and_clear(),
+    };
+    let (report, methods) = match (args.folds, &args.fold_models) {
+        (Some(count), Some(template)) => {
+            if !template.contains("{}") {
+                bail!("--fold-models {template:?}: put {{}} where the fold's number goes");
+            }
+            let mut merged = rigml_eval::Report::default();
+            for index in 0..usize::from(count) {
+                let model = PathBuf::from(template.replace("{}", &(index + 1).to_string()));
+                let methods = methods(args, Some(&model))?;
+                let fold = Fold {
+                    index,
+                    count: usize::from(count),
+                };
+                bar.println(format!("fold {fold}: {}", model.display()));
+                merged.absorb(rigml_eval::run_fold(
+                    &args.data,
+                    split,
+                    Some(fold),
+                    &methods,
+                    &options,
+                    &mut progress,
+                )?);
+            }
+            (merged, None)
+        }
+        _ => {
+            let methods = methods(args, args.model.as_deref())?;
+            let report = rigml_eval::run_fold(&args.data, split, args.fold, &methods, &options, &mut progress)?;
+            (report, Some(methods))
+        }
+    };
+    let pictures = match methods {
+        Some(methods) if !args.no_pictures => {
+            std::fs::create_dir_all(&args.output).with_context(|| format!("{}", args.output.display()))?;
+            rigml_eval::pictures::write_pictures(&args.data, &report, &methods, &args.output, args.force)?
+        }
+        _ => Vec::new(),
+    };
+    let written = report.write_with_pictures(&args.output, args.force, &pictures)?;
+    let drawn = pictures.iter().filter(|p| p.file.is_ok()).count();
+    let mut out = std::fs::read_to_string(args.output.join("summary.md")).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "\nwrote {} files to {}",
+        written.len() + drawn,
+        args.output.display()
+    );
+    Ok(out)
+}
+
+/// The methods `args` names, the learned one loading `model` (None: the embedded model).
+fn methods(args: &Args, model: Option<&std::path::Path>) -> Result<Vec<Method>> {
     let mut methods = Vec::new();
     for name in args.methods.iter().filter(|m| !m.is_empty()) {
         if let Some(template) = name.strip_prefix("rig-") {
@@ -81,7 +168,7 @@ pub fn run(args: &Args) -> Result<String> {
             } else {
                 // The placed skeleton skinned as `rigml rig` would: the end-to-end deformation.
                 let options = SolveOptions::default();
-                let skinner = solver(&args.rig_skin, None, args.model.as_deref())?;
+                let skinner = solver(&args.rig_skin, None, model)?;
                 methods.push(Method::skinned_rigger(name, place, move |c| {
                     rigml_rig::skin_placed(&c.mesh, &c.skeleton, skinner.as_ref(), &options).map_err(|e| e.to_string())
                 }));
@@ -97,7 +184,7 @@ pub fn run(args: &Args) -> Result<String> {
             );
         }
         let options = SolveOptions::default();
-        let solver = solver(name, None, args.model.as_deref())?;
+        let solver = solver(name, None, model)?;
         let declared = Declared {
             cap: options.max_influences,
             ignores_end_sites: false,
@@ -124,38 +211,5 @@ pub fn run(args: &Args) -> Result<String> {
     if methods.is_empty() {
         bail!("nothing to evaluate: give --methods or --weights-from");
     }
-    let options = Options {
-        deformation: !args.no_deformation,
-        ..Options::default()
-    };
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed}]")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let mut progress = |event: Progress| match event {
-        Progress::Asset { index, total, id } => {
-            bar.set_length(total as u64);
-            bar.set_position(index as u64);
-            bar.set_message(id.to_string());
-        }
-        Progress::Done => bar.finish_and_clear(),
-    };
-    let report = rigml_eval::run(&args.data, split, &methods, &options, &mut progress)?;
-    let pictures = if args.no_pictures {
-        Vec::new()
-    } else {
-        std::fs::create_dir_all(&args.output).with_context(|| format!("{}", args.output.display()))?;
-        rigml_eval::pictures::write_pictures(&args.data, &report, &methods, &args.output, args.force)?
-    };
-    let written = report.write_with_pictures(&args.output, args.force, &pictures)?;
-    let drawn = pictures.iter().filter(|p| p.file.is_ok()).count();
-    let mut out = std::fs::read_to_string(args.output.join("summary.md")).unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "\nwrote {} files to {}",
-        written.len() + drawn,
-        args.output.display()
-    );
-    Ok(out)
+    Ok(methods)
 }

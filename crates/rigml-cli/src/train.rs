@@ -26,6 +26,8 @@ Examples:
   rigml train --data ../shared/data --split train --steps 200 -o quick.safetensors --force
   rigml train --split train --val val -o skin.safetensors --resume skin.safetensors.ckpt
   rigml train --split train --val val -o skin.safetensors --members 4 --seed 2
+  rigml train --split train --val val --hold-out-fold 2/5 -o cv/fold2.safetensors
+                    (without the families of fold 2 of 5: score it with rigml eval --fold 2/5)
 Writes OUTPUT, OUTPUT.ckpt every --checkpoint-every steps and a PNG of the loss curves
 (OUTPUT with the extension -curves.png). Features are cached in --cache (default
 target/rigml-learn-cache), keyed by the data, the sampling options and the feature version.")]
@@ -73,6 +75,11 @@ pub struct Args {
     /// how much more data would help, as the README's learning curve does.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub characters: Option<u32>,
+    /// Leave out the families of fold I of K (a family-grouped cross-validation over the
+    /// split; `rigml eval --fold I/K` or `--folds K` scores the model on exactly those): to
+    /// measure how the model does on families it has never seen.
+    #[arg(long, value_name = "I/K")]
+    pub hold_out_fold: Option<rigml_eval::Fold>,
     /// Most vertices sampled per character (and per re-posed copy).
     #[arg(long, default_value_t = 3000)]
     pub max_vertices: usize,
@@ -155,14 +162,14 @@ fn split_samples(
     dataset: &Dataset,
     split: &str,
     draw: Option<(usize, u64)>,
+    hold_out: Option<rigml_eval::Fold>,
     options: &SampleOptions,
     cache: Option<&Path>,
 ) -> Result<(Samples, Vec<String>)> {
-    let mut rows: Vec<_> = dataset
-        .rows
-        .iter()
-        .filter(|r| r.kind == "character" && r.split == split)
-        .collect();
+    let mut rows: Vec<_> = match hold_out {
+        Some(fold) => dataset.select_fold(Some("character"), Some(split), fold, false),
+        None => dataset.select(Some("character"), Some(split)),
+    };
     if rows.is_empty() {
         bail!("the manifest has no characters in split {split:?}");
     }
@@ -454,7 +461,7 @@ fn train_member(
     };
     let started = Instant::now();
     let draw = args.characters.map(|n| (n as usize, args.seed));
-    let (train_samples, ids) = split_samples(dataset, &args.split, draw, &options, cache)?;
+    let (train_samples, ids) = split_samples(dataset, &args.split, draw, args.hold_out_fold, &options, cache)?;
     let val_samples = match &args.val {
         Some(split) => {
             let val_options = SampleOptions {
@@ -462,13 +469,16 @@ fn train_member(
                 stretched_copies: 0,
                 ..options
             };
-            Some(split_samples(dataset, split, None, &val_options, cache)?.0)
+            Some(split_samples(dataset, split, None, None, &val_options, cache)?.0)
         }
         None => None,
     };
     let seconds_features = started.elapsed().as_secs_f64();
     let mut metadata = metadata.clone();
     metadata.insert("rigml.train.assets".into(), ids.join(","));
+    if let Some(fold) = args.hold_out_fold {
+        metadata.insert("rigml.train.hold_out_fold".into(), fold.to_string());
+    }
     let label = if args.members > 1 {
         format!("member {}/{} (seed {}) ", member + 1, args.members, config.seed)
     } else {

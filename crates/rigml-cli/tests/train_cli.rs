@@ -172,3 +172,99 @@ fn the_skeleton_trainer_writes_a_model_its_curves_and_a_checkpoint() {
         Some("2")
     );
 }
+
+#[test]
+fn a_family_grouped_cross_validation_trains_without_each_fold_and_scores_it() {
+    // The small manifest's train split holds two families (the platformer pack's skull, the fish
+    // pack's dolphin), so with two folds each fold holds one family out.
+    let dir = tempfile::tempdir().unwrap();
+    small_manifest(dir.path());
+    let mut held_out = Vec::new();
+    for fold in 1..=2 {
+        let o = train(
+            dir.path(),
+            &format!("--split train -o fold{fold}.safetensors --hold-out-fold {fold}/2 --json"),
+        );
+        assert_ok(&o);
+        let summary: Value = serde_json::from_slice(&o.stdout).expect("train --json prints one JSON object");
+        assert_eq!(summary["characters"], 1, "fold {fold}");
+        let model = ModelFile::load(&dir.path().join(format!("fold{fold}.safetensors"))).unwrap();
+        assert_eq!(model.metadata["rigml.train.hold_out_fold"], format!("{fold}/2"));
+        held_out.push(model.metadata["rigml.train.assets"].clone());
+    }
+    held_out.sort();
+    assert_eq!(
+        held_out,
+        ["quaternius-fish-dolphin", "quaternius-platformer-game-skull"]
+    );
+
+    let o = rigml(
+        dir.path(),
+        &[
+            "eval",
+            "--data",
+            "manifest.tsv",
+            "--split",
+            "train",
+            "--methods",
+            "learned,nearest",
+            "--no-deformation",
+            "--folds",
+            "2",
+            "--fold-models",
+            "fold{}.safetensors",
+            "-o",
+            "cv",
+        ],
+    );
+    assert_ok(&o);
+    let csv = std::fs::read_to_string(dir.path().join("cv/per_family.csv")).unwrap();
+    for family in [
+        "quaternius/fish_pack,learned,1",
+        "quaternius/platformer_game_pack,learned,1",
+    ] {
+        assert!(csv.lines().any(|l| l.starts_with(family)), "{family} not in\n{csv}");
+    }
+    let summary = std::fs::read_to_string(dir.path().join("cv/summary.md")).unwrap();
+    assert!(summary.contains("## Per family: l1_top4"), "{summary}");
+    // One fold alone scores only its held-out family.
+    let o = rigml(
+        dir.path(),
+        &[
+            "eval",
+            "--data",
+            "manifest.tsv",
+            "--split",
+            "train",
+            "--methods",
+            "nearest",
+            "--no-deformation",
+            "--no-pictures",
+            "--fold",
+            "1/2",
+            "-o",
+            "one",
+        ],
+    );
+    assert_ok(&o);
+    let csv = std::fs::read_to_string(dir.path().join("one/per_family.csv")).unwrap();
+    assert_eq!(csv.lines().filter(|l| l.contains(",nearest,")).count(), 2, "{csv}");
+    // A template without {} is refused before any work.
+    let o = rigml(
+        dir.path(),
+        &[
+            "eval",
+            "--data",
+            "manifest.tsv",
+            "--split",
+            "train",
+            "--folds",
+            "2",
+            "--fold-models",
+            "fold.safetensors",
+            "-o",
+            "bad",
+        ],
+    );
+    assert!(!o.status.success() && stderr(&o).contains("{}"), "{}", stderr(&o));
+}

@@ -31,6 +31,7 @@ pub mod dataset;
 pub mod deformation;
 pub mod error;
 pub mod external;
+pub mod families;
 pub mod pictures;
 pub mod plots;
 pub mod report;
@@ -43,7 +44,7 @@ pub mod skeleton_metrics;
 pub mod skin_metrics;
 pub mod summary;
 
-pub use dataset::{AssetRow, Dataset};
+pub use dataset::{family_folds, family_of, AssetRow, Dataset, Fold};
 pub use error::EvalError;
 pub use report::Report;
-pub use runner::{evaluate, run, ExternalFiles, Method, Options, Progress};
+pub use runner::{evaluate, run, run_fold, ExternalFiles, Method, Options, Progress};

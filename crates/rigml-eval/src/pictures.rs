@@ -270,7 +270,7 @@ mod tests {
                 result("d", "m", 0.3, false),
                 result("a", "lonely", 0.2, false),
             ],
-            load_failures: vec![],
+            ..Report::default()
         };
         let picks = choose(&report);
         let short: Vec<(&str, &str, &str)> = picks.iter().map(|p| (p.0.as_str(), p.1, p.2.as_str())).collect();

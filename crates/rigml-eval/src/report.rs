@@ -88,6 +88,8 @@ pub struct Report {
     pub methods: Vec<String>,
     pub results: Vec<AssetResult>,
     pub load_failures: Vec<LoadFailure>,
+    /// Each scored asset's family (asset id -> family; [`crate::dataset::family_of`]).
+    pub families: std::collections::BTreeMap<String, String>,
 }
 
 /// A per-asset metric: name, unit note, and how to read it from a result.
@@ -271,6 +273,18 @@ impl Report {
         self.load_failures.sort_by(|a, b| a.asset.cmp(&b.asset));
     }
 
+    /// Add the assets of `other` (another part of the same evaluation, e.g. another fold of a
+    /// cross-validation, scored by the same methods) and sort.
+    pub fn absorb(&mut self, other: Report) {
+        if self.methods.is_empty() {
+            self.methods = other.methods;
+        }
+        self.results.extend(other.results);
+        self.load_failures.extend(other.load_failures);
+        self.families.extend(other.families);
+        self.sort();
+    }
+
     /// Results of one method.
     pub fn of<'a>(&'a self, method: &'a str) -> impl Iterator<Item = &'a AssetResult> + 'a {
         self.results.iter().filter(move |r| r.method == method)
@@ -364,6 +378,7 @@ impl Report {
         let mut written = Vec::new();
         for (name, text) in [
             ("per_asset.csv", self.per_asset_csv()),
+            ("per_family.csv", crate::families::per_family_csv(self)),
             ("timing.csv", self.timing_csv()),
             (
                 "summary.md",
@@ -418,7 +433,7 @@ mod tests {
         let mut rep = Report {
             methods: vec!["b".into(), "a".into()],
             results: vec![result("z", "b", 0.25), result("y", "a", 1.0 / 3.0)],
-            load_failures: vec![],
+            ..Report::default()
         };
         rep.results[0].failures.push(Failure::ZeroWeight { vertex: 1 });
         rep.sort();

@@ -431,6 +431,7 @@ pub fn evaluate(
         ..Report::default()
     };
     for (index, row) in rows.iter().enumerate() {
+        report.families.insert(row.id.clone(), row.family.clone());
         progress(Progress::Asset {
             index,
             total: rows.len(),
@@ -464,7 +465,23 @@ pub fn run(
     options: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, EvalError> {
+    run_fold(data, split, None, methods, options, progress)
+}
+
+/// [`run`] on the held-out families of one fold of a family-grouped cross-validation over the
+/// split's characters ([`crate::Dataset::select_fold`]); `None` scores the whole split.
+pub fn run_fold(
+    data: &Path,
+    split: Option<&str>,
+    fold: Option<crate::Fold>,
+    methods: &[Method],
+    options: &Options,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Report, EvalError> {
     let dataset = crate::Dataset::open(data)?;
-    let rows = dataset.select(Some("character"), split);
+    let rows = match fold {
+        Some(fold) => dataset.select_fold(Some("character"), split, fold, true),
+        None => dataset.select(Some("character"), split),
+    };
     Ok(evaluate(&rows, methods, options, progress))
 }

@@ -1,5 +1,6 @@
 //! `summary.md`: one table per metric (methods as columns; mean with the failure count beside
-//! it, median and nearest-rank p90 over counted assets), robustness by cause, time and memory
+//! it, median and nearest-rank p90 over counted assets), the headline metrics per family
+//! ([`crate::families`]), robustness by cause, time and memory
 //! per vertex-count bin, the worst 5 assets by Deform p95, data issues and load failures.
 
 use crate::report::{stats, Report, METRICS};
@@ -71,6 +72,8 @@ pub fn summary_md(report: &Report) -> String {
         s += &row("assets", &|i| all[i].map_or(0, |x| x.assets).to_string());
         s.push('\n');
     }
+
+    s += &crate::families::per_family_md(report);
 
     s += "## Robustness (§4): failed assets by cause\n\n";
     header(&mut s, "cause", methods);

@@ -7,6 +7,21 @@ use rigml_core::{ChannelValues, Character};
 use rigml_io::gltf::{self, ReadOptions};
 
 /// Read strictly; a file refused only for NaN weights is read again with repair.
+/// Whether the file's glTF document (read by the `gltf` crate, not by rigml) gives some
+/// primitive a material, and some material a base colour texture.
+fn materials_in_document(row: &common::Row) -> (bool, bool) {
+    let path = row.path();
+    let doc = ::gltf::Gltf::open(&path).unwrap_or_else(|e| panic!("{}: gltf crate: {e}", row.id()));
+    let material = doc
+        .meshes()
+        .flat_map(|m| m.primitives())
+        .any(|p| p.material().index().is_some());
+    let texture = doc
+        .materials()
+        .any(|m| m.pbr_metallic_roughness().base_color_texture().is_some());
+    (material, texture)
+}
+
 fn read_glb(row: &common::Row) -> (Character, Vec<String>) {
     let path = row.path();
     match gltf::read(&path) {
@@ -123,10 +138,22 @@ fn every_manifest_glb_round_trips_and_matches_the_manifest_counts() {
     );
     let mut mismatches = Vec::new();
     let (mut with_materials, mut textured, mut attached) = (0, 0, Vec::new());
+    let mut material_mismatches = Vec::new();
     for row in &rows {
         let (c, warnings) = read_glb(row);
-        with_materials += usize::from(c.mesh.parts.iter().any(|p| p.material.is_some()));
-        textured += usize::from(c.mesh.materials.iter().any(|m| m.base_color_texture.is_some()));
+        let ours = (
+            c.mesh.parts.iter().any(|p| p.material.is_some()),
+            c.mesh.materials.iter().any(|m| m.base_color_texture.is_some()),
+        );
+        let theirs = materials_in_document(row);
+        if ours != theirs {
+            material_mismatches.push(format!(
+                "{}: (material, texture) ours {ours:?}, gltf crate {theirs:?}",
+                row.id()
+            ));
+        }
+        with_materials += usize::from(ours.0);
+        textured += usize::from(ours.1);
         if !c.attachments.is_empty() {
             attached.push((row.id().to_string(), c.attachments.len()));
         }
@@ -164,11 +191,11 @@ fn every_manifest_glb_round_trips_and_matches_the_manifest_counts() {
             warnings.join("; ")
         );
     }
-    // Every file but one (a bare sculpt) has materials, 14 a base colour texture (KayKit's
-    // atlases, the Khronos Fox and CesiumMan, the Quaternius mechs).
+    // Materials and base colour textures (KayKit's atlases, the Khronos Fox and CesiumMan, the
+    // Quaternius mechs, ...) are read wherever the gltf crate's document has them.
     println!("{with_materials} with materials, {textured} textured");
-    assert_eq!(with_materials, rows.len() - 1, "materials are read");
-    assert_eq!(textured, 14, "textures are read");
+    assert!(with_materials > 0 && textured > 0, "materials and textures are read");
+    assert!(material_mismatches.is_empty(), "{material_mismatches:#?}");
     // Unskinned meshes under joints: KayKit's first adventurers' props (swords, shields, a
     // spellbook, the mage's hat and cape) and the stag's horns.
     let attached: Vec<(&str, usize)> = attached.iter().map(|(id, n)| (id.as_str(), *n)).collect();

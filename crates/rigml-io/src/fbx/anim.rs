@@ -3,9 +3,9 @@
 //! Each stack is evaluated by ufbx (`evaluate_scene`) at every frame from its start to its end
 //! time, and every joint gets linear translation, rotation and scale channels with one key per
 //! frame. Joint-local transforms are taken from the evaluated world matrices
-//! (`parent_world⁻¹ · world`, roots keep their model-space transform), the same way the rest pose
-//! is built, so FBX's non-standard scale inheritance, pivots and layers all come out as ufbx
-//! evaluates them. Key times are the stack's own times in seconds (a stack may start after 0).
+//! (`parent_world⁻¹ · world`, roots keep their model-space transform), as the rest pose is built
+//! from the bind matrices, so FBX's non-standard scale inheritance, pivots and layers all come
+//! out as ufbx evaluates them. Key times are the stack's own times in seconds (a stack may start after 0).
 
 use super::skeleton::Joints;
 use super::{dmat, Ctx};

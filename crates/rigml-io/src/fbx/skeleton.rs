@@ -6,10 +6,13 @@
 //! their transforms are folded into the root joints, whose rest transform is their model-space
 //! transform. Joints are listed in scene node order, then sorted parents first.
 //!
-//! Rest transforms come from the nodes' world matrices (`local = parent_world⁻¹ · world`, which
-//! also covers FBX's non-standard scale inheritance). Bind matrices come from the clusters'
-//! `bind_to_world` (the FBX `TransformLink`); a connecting node without a cluster uses its matrix
-//! in a bind pose of the file, or its rest world matrix when no bind pose lists it.
+//! Bind matrices come from the clusters' `bind_to_world` (the FBX `TransformLink`); a connecting
+//! node without a cluster uses its matrix in a bind pose of the file, or its world matrix in the
+//! scene when no bind pose lists it. The rest pose is the bind pose (`local = parent_bind⁻¹ ·
+//! bind`, which also covers FBX's non-standard scale inheritance), so that the rest pose
+//! reproduces the stored mesh: many exporters (Blender 2.7x with an action, e.g. Quaternius'
+//! 2016–2019 packs) leave the scene's nodes in an animated pose that is not the bind pose, as
+//! Blender's own importer does when it builds bones from the bind pose.
 
 use super::{dmat, node_name, Ctx};
 use crate::IoError;
@@ -57,7 +60,7 @@ pub fn build(ctx: &Ctx, scene: &ufbx::Scene, bone_nodes: &[u32], binds: &Cluster
     let index_of: HashMap<u32, usize> = nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
     let mut names = Vec::with_capacity(nodes.len());
     let mut parents = Vec::with_capacity(nodes.len());
-    let mut world = Vec::with_capacity(nodes.len());
+    let mut bind_world = Vec::with_capacity(nodes.len());
     let mut inverse_bind = Vec::with_capacity(nodes.len());
     let mut used_names: HashSet<String> = HashSet::new();
     for (i, &n) in nodes.iter().enumerate() {
@@ -68,18 +71,18 @@ pub fn build(ctx: &Ctx, scene: &ufbx::Scene, bone_nodes: &[u32], binds: &Cluster
                 .as_ref()
                 .and_then(|p| index_of.get(&p.element.typed_id).copied()),
         );
-        world.push(dmat(&node.node_to_world));
         let bind = match binds.get(&n) {
             Some(b) => *b,
             None => bind_pose_matrix(scene, node).unwrap_or_else(|| dmat(&node.node_to_world)),
         };
         inverse_bind.push(bind.inverse().as_mat4());
+        bind_world.push(bind);
     }
     let rest_local = (0..nodes.len())
         .map(|i| {
             let local = match parents[i] {
-                Some(p) => world[p].inverse() * world[i],
-                None => world[i],
+                Some(p) => bind_world[p].inverse() * bind_world[i],
+                None => bind_world[i],
             };
             Transform::from_mat4(&local.as_mat4())
         })

@@ -98,3 +98,27 @@ pub fn asset(id: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("manifest has no row {id}"))
         .path()
 }
+
+/// Every file under `dir` (recursively) whose extension is `ext` (case-insensitive): the data
+/// set's own count of a kind of file, against which the manifest's rows are checked.
+pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        for entry in entries {
+            let path = entry.unwrap_or_else(|e| panic!("{}: {e}", d.display())).path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path
+                .extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| x.eq_ignore_ascii_case(ext))
+            {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}

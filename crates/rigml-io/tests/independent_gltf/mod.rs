@@ -99,7 +99,18 @@ fn dmat4(m: [[f32; 4]; 4]) -> DMat4 {
     DMat4::from_cols_array_2d(&m.map(|c| c.map(|x| x as f64)))
 }
 
-/// Parse a .glb (or a .gltf with `.bin` buffers beside it).
+/// The bytes of a base64 `data:` URI (RFC 2397), decoded by the `base64` crate.
+fn data_uri(uri: &str) -> Result<Vec<u8>, String> {
+    use base64::Engine;
+    let (_, payload) = uri
+        .split_once(";base64,")
+        .ok_or_else(|| "data: URI without ;base64,".to_string())?;
+    base64::engine::general_purpose::STANDARD
+        .decode(payload)
+        .map_err(|e| format!("data: URI: {e}"))
+}
+
+/// Parse a .glb, or a .gltf with `.bin` buffers beside it or embedded as `data:` URIs.
 pub fn open(path: &Path) -> Result<Document, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let gltf = gltf::Gltf::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -111,7 +122,9 @@ pub fn open(path: &Path) -> Result<Document, String> {
                 let p = path.with_file_name(uri);
                 std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?
             }
-            gltf::buffer::Source::Uri(_) => return Err("data: URIs are not supported by the oracle".into()),
+            gltf::buffer::Source::Uri(uri) => {
+                data_uri(uri).map_err(|e| format!("{}: buffer {}: {e}", path.display(), b.index()))?
+            }
         });
     }
     let get = |b: gltf::Buffer| buffers.get(b.index()).map(Vec::as_slice);
