@@ -72,7 +72,7 @@ pub struct Args {
     pub members: u16,
     /// Fit on N of the split's characters only, drawn with --seed (the same ones for every
     /// member; for one seed, the N drawn include those drawn for any smaller N): to measure
-    /// how much more data would help, as the README's learning curve does.
+    /// how much more data would help, as docs/model-card-skin.md's learning curve does.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub characters: Option<u32>,
     /// Leave out the families of fold I of K (a family-grouped cross-validation over the

@@ -36,8 +36,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The default model, trained by `rigml train` on the train split (README: "The default skin
-/// model").
+/// The default model, trained by `rigml train` on the train split (docs/model-card-skin.md).
 pub const DEFAULT_MODEL: &[u8] = include_bytes!("../../../models/skin-default.safetensors");
 
 /// Default relative threshold when a model file does not name one.

@@ -177,7 +177,7 @@ const STRETCH_MAX: f32 = 1.25;
 /// joint orientations kept (so bones stay rigid frames), GT weights unchanged: a thinner,
 /// taller or wider copy of the same artist's binding, for the features that depend on
 /// proportions (bone lengths against distances to the surface). With the default model's
-/// recipe it did not help on val (see the README), so it is off by default.
+/// recipe it did not help on val (docs/experiments/2026-11-22-stretched-copies.md), so it is off by default.
 pub fn stretched(character: &Character, factors: Vec3) -> Result<Character, LearnError> {
     if !(factors.is_finite() && factors.min_element() > 0.0) {
         return Err(LearnError::Data(format!(

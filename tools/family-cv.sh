@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Family-grouped cross-validation of a skin-model recipe over the train split (docs/METRICS.md,
+# "Per-family means and family-grouped cross-validation"): for each fold I of K, train the recipe
+# without fold I's families (`rigml train --hold-out-fold I/K`, inference settings chosen on val,
+# never on test), then score every fold's held-out families with its own model, next to the
+# geometric solvers, in one report (`rigml eval --folds K --fold-models ...`).
+#
+# Usage: tools/family-cv.sh OUT_DIR [K] [-- extra rigml train flags]
+#   RIGML=path/to/rigml (default target/release/rigml), DATA=../shared/data,
+#   METHODS=learned,voxel,heat (what the report scores), EVAL_FLAGS (e.g. --no-deformation).
+# Example (a short recipe, for comparing settings; about 2 minutes of training per fold):
+#   tools/family-cv.sh cv-short 5 -- --steps 1500 --max-vertices 2000 --posed-copies 1 --members 1
+# Writes OUT_DIR/foldI.safetensors, OUT_DIR/foldI.json (train summaries) and OUT_DIR/report/
+# (summary.md with the per-family tables, per_family.csv, per_asset.csv).
+set -euo pipefail
+out=${1:?usage: tools/family-cv.sh OUT_DIR [K] [-- train flags]}
+shift
+k=5
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then
+    k=$1
+    shift
+fi
+[ $# -gt 0 ] && [ "$1" = "--" ] && shift
+rigml=${RIGML:-target/release/rigml}
+data=${DATA:-../shared/data}
+methods=${METHODS:-learned,voxel,heat}
+mkdir -p "$out"
+for i in $(seq 1 "$k"); do
+    if [ -f "$out/fold$i.safetensors" ]; then
+        echo "fold $i/$k: $out/fold$i.safetensors exists, kept" >&2
+        continue
+    fi
+    echo "fold $i/$k: training" >&2
+    "$rigml" train --data "$data" --split train --val val --hold-out-fold "$i/$k" \
+        --checkpoint-every 0 -o "$out/fold$i.safetensors" --json "$@" > "$out/fold$i.json"
+done
+# shellcheck disable=SC2086
+"$rigml" eval --data "$data" --split train --methods "$methods" --folds "$k" \
+    --fold-models "$out/fold{}.safetensors" -o "$out/report" --force ${EVAL_FLAGS:-}
