@@ -69,7 +69,10 @@ fn every_docs_path_named_in_the_code_exists() {
             }
         }
     }
-    assert!(checked > 20, "only {checked} docs/ references found: is the scan broken?");
+    assert!(
+        checked > 20,
+        "only {checked} docs/ references found: is the scan broken?"
+    );
     assert!(missing.is_empty(), "docs/ references to missing files: {missing:#?}");
 }
 
