@@ -36,8 +36,8 @@ pub struct Args {
     #[arg(long, default_value = "val", value_parser = ["train", "val", "test", "all"])]
     pub split: String,
     /// Comma-separated methods to run on every asset: skin solvers (learned, nearest, heat,
-    /// voxel) and auto-riggers (rig-detect, rig-humanoid, rig-auto), which get the bare mesh and are scored
-    /// on their skeletons.
+    /// voxel, or a blend A+B:SHARE such as learned+voxel:0.3) and auto-riggers (rig-detect,
+    /// rig-humanoid, rig-auto), which get the bare mesh and are scored on their skeletons.
     #[arg(long, value_delimiter = ',', default_value = "learned,nearest,heat,voxel")]
     pub methods: Vec<String>,
     /// Model file for the learned method (default: the embedded model).
@@ -105,10 +105,21 @@ pub fn run(args: &Args) -> Result<String> {
             if !template.contains("{}") {
                 bail!("--fold-models {template:?}: put {{}} where the fold's number goes");
             }
+            let models: Vec<PathBuf> = (1..=count)
+                .map(|i| PathBuf::from(template.replace("{}", &i.to_string())))
+                .collect();
+            // Every fold's model must be there before the first fold is scored.
+            let missing: Vec<String> = models
+                .iter()
+                .filter(|m| !m.is_file())
+                .map(|m| m.display().to_string())
+                .collect();
+            if !missing.is_empty() {
+                bail!("--fold-models {template:?}: no such model file: {}", missing.join(", "));
+            }
             let mut merged = rigml_eval::Report::default();
-            for index in 0..usize::from(count) {
-                let model = PathBuf::from(template.replace("{}", &(index + 1).to_string()));
-                let methods = methods(args, Some(&model))?;
+            for (index, model) in models.iter().enumerate() {
+                let methods = methods(args, Some(model))?;
                 let fold = Fold {
                     index,
                     count: usize::from(count),
@@ -175,7 +186,7 @@ fn methods(args: &Args, model: Option<&std::path::Path>) -> Result<Vec<Method>> 
             }
             continue;
         }
-        if !METHODS.contains(&name.as_str()) {
+        if !METHODS.contains(&name.as_str()) && !name.contains('+') {
             let riggers: Vec<String> = crate::rig::TEMPLATES.iter().map(|t| format!("rig-{t}")).collect();
             bail!(
                 "unknown method {name:?} (choose from {}, {})",

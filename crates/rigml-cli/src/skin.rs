@@ -2,7 +2,7 @@
 //! skeleton (bind pose) with the learned model (default) or one of the geometric solvers, and
 //! write the skinned result.
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use rigml_io::SaveOptions;
 use rigml_skin::{Heat, Nearest, SkinSolver, SolveOptions, Voxel};
 use std::fmt::Write;
@@ -14,7 +14,23 @@ pub const METHODS: &[&str] = &["learned", "nearest", "heat", "voxel"];
 
 /// The solver called `name`, with its defaults (`resolution` applies to `voxel`, `model` to
 /// `learned`: a model file instead of the embedded default).
+///
+/// `A+B:S` (e.g. `learned+voxel:0.3`, `rigml eval` only) is the blend of solvers A and B with a
+/// share S of B in every row ([`rigml_skin::Blend`]).
 pub fn solver(name: &str, resolution: Option<usize>, model: Option<&Path>) -> Result<Box<dyn SkinSolver + Send>> {
+    if let Some((first, rest)) = name.split_once('+') {
+        let (second, share) = rest
+            .split_once(':')
+            .with_context(|| format!("method {name:?}: a blend is written A+B:SHARE, e.g. learned+voxel:0.3"))?;
+        let share: f32 = share
+            .parse()
+            .with_context(|| format!("method {name:?}: blend share {share:?} is not a number"))?;
+        let first = solver(first, resolution, model)?;
+        let second = solver(second, resolution, model)?;
+        return Ok(Box::new(
+            rigml_skin::Blend::new(first, second, share).with_context(|| format!("method {name:?}"))?,
+        ));
+    }
     Ok(match name {
         "learned" => Box::new(match model {
             Some(path) => rigml_learn::Learned::from_file(path)?,

@@ -267,4 +267,59 @@ fn a_family_grouped_cross_validation_trains_without_each_fold_and_scores_it() {
         ],
     );
     assert!(!o.status.success() && stderr(&o).contains("{}"), "{}", stderr(&o));
+    // So is a fold whose model is missing.
+    let o = rigml(
+        dir.path(),
+        &[
+            "eval",
+            "--data",
+            "manifest.tsv",
+            "--split",
+            "train",
+            "--folds",
+            "3",
+            "--fold-models",
+            "fold{}.safetensors",
+            "-o",
+            "bad",
+        ],
+    );
+    assert!(
+        !o.status.success() && stderr(&o).contains("fold3.safetensors"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("bad").exists(), "nothing written");
+    // A blend of two solvers is a method of its own; a blend without a share, or with a share
+    // outside [0, 1], is refused before any work.
+    let eval = |methods: &str, out: &str| {
+        rigml(
+            dir.path(),
+            &[
+                "eval",
+                "--data",
+                "manifest.tsv",
+                "--split",
+                "train",
+                "--methods",
+                methods,
+                "--no-deformation",
+                "--no-pictures",
+                "-o",
+                out,
+            ],
+        )
+    };
+    assert_ok(&eval("nearest,nearest+heat:0.5", "blend"));
+    let csv = std::fs::read_to_string(dir.path().join("blend/per_asset.csv")).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",nearest+heat:0.5,")).count(),
+        2,
+        "{csv}"
+    );
+    for bad in ["nearest+heat", "nearest+heat:2", "nearest+heat:x"] {
+        let o = eval(bad, "bad");
+        assert!(!o.status.success() && stderr(&o).contains(bad), "{bad}: {}", stderr(&o));
+        assert!(!dir.path().join("bad").exists(), "{bad}: nothing written");
+    }
 }

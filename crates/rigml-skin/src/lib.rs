@@ -8,6 +8,7 @@
 #[cfg(doctest)]
 pub struct ReadmeQuickStart;
 
+pub mod blend;
 pub mod bones;
 pub mod check;
 pub mod heat;
@@ -16,6 +17,7 @@ pub mod post;
 pub mod synthetic;
 pub mod voxel;
 
+pub use blend::Blend;
 pub use bones::{Bone, Bones};
 pub use heat::Heat;
 pub use nearest::Nearest;
