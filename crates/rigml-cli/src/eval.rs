@@ -37,7 +37,9 @@ pub struct Args {
     pub split: String,
     /// Comma-separated methods to run on every asset: skin solvers (learned, nearest, heat,
     /// voxel, or a blend A+B:SHARE such as learned+voxel:0.3) and auto-riggers (rig-detect,
-    /// rig-humanoid, rig-auto), which get the bare mesh and are scored on their skeletons.
+    /// rig-humanoid, rig-auto; `:no-ground-root` after the name leaves out the ground root and
+    /// `:poles` adds IK pole targets, e.g. rig-detect:no-ground-root), which get the bare mesh
+    /// and are scored on their skeletons.
     #[arg(long, value_delimiter = ',', default_value = "learned,nearest,heat,voxel")]
     pub methods: Vec<String>,
     /// Model file for the learned method (default: the embedded model).
@@ -165,9 +167,21 @@ pub fn run(args: &Args) -> Result<String> {
 fn methods(args: &Args, model: Option<&std::path::Path>) -> Result<Vec<Method>> {
     let mut methods = Vec::new();
     for name in args.methods.iter().filter(|m| !m.is_empty()) {
-        if let Some(template) = name.strip_prefix("rig-") {
-            let placer = crate::rig::placer(template, crate::rig::Controls::default())
-                .with_context(|| format!("--methods {name}"))?;
+        if let Some(spec) = name.strip_prefix("rig-") {
+            // `rig-TEMPLATE[:no-ground-root][:poles]`: the template without or with a control
+            // rule, to measure what the rule is worth (as `rigml rig --no-ground-root / --poles`).
+            let mut parts = spec.split(':');
+            let template = parts.next().unwrap_or_default();
+            let mut controls = crate::rig::Controls::default();
+            for switch in parts {
+                match switch {
+                    "no-ground-root" => controls.ground_root = false,
+                    "no-poles" => controls.poles = false,
+                    "poles" => controls.poles = true,
+                    other => bail!("--methods {name}: unknown switch {other:?} (no-ground-root, poles, no-poles)"),
+                }
+            }
+            let placer = crate::rig::placer(template, controls).with_context(|| format!("--methods {name}"))?;
             let place = move |c: &rigml_core::Character| {
                 placer
                     .place(&c.mesh)

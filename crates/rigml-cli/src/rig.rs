@@ -30,7 +30,7 @@ pub struct Controls {
 impl Default for Controls {
     fn default() -> Self {
         Controls {
-            poles: true,
+            poles: false,
             ground_root: true,
         }
     }
@@ -83,9 +83,9 @@ arms) are put back where the model rigs them. --template curve keeps every chain
 --template learned uses that model's joints alone. A shape standing on four mirrored legs gets
 quadruped legs (shoulder and hip at the spine, elbow/stifle, carpus/hock, foot, toe; named
 shoulder_L ... hand_L, pelvis_L ... toe_end_L) placed by the proportions of artists' rigs, front
-legs at the end the head rises, and an IK pole target in front of each leg (front_leg_pole_L/R,
-back_leg_pole_L/R: children of the root that carry no weight, for an IK chain to aim at;
---no-poles leaves them out). Both templates put a ground root (`root`) above the body's root
+legs at the end the head rises; --poles adds an IK pole target in front of each leg
+(front_leg_pole_L/R, back_leg_pole_L/R: children of the root that carry no weight, for an IK
+chain to aim at). Both templates put a ground root (`root`) above the body's root
 joint (Hips, or the general template's body): a weightless joint at the model's origin, or
 on the floor under the mesh when the origin lies outside it, where game engines expect the
 root for root motion (on a four-legged shape raised to where artists put it, about a third of
@@ -108,10 +108,10 @@ pub struct Args {
     /// A model file from `rigml train` for --skin learned (default: the embedded model).
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
-    /// Leave out the IK pole targets the general template adds in front of a four-legged
-    /// shape's legs (control joints without weight, `front_leg_pole_L` ...).
+    /// Add IK pole targets in front of a four-legged shape's legs (general template; control
+    /// joints without weight, `front_leg_pole_L` ...).
     #[arg(long)]
-    pub no_poles: bool,
+    pub poles: bool,
     /// Leave out the ground root (`root`, weightless, at the model's origin) that the humanoid
     /// and general templates put above the body's root joint.
     #[arg(long)]
@@ -138,7 +138,7 @@ pub fn run(args: &Args) -> Result<String> {
         bail!("{}: already exists (use --force to replace it)", args.output.display());
     }
     let controls = Controls {
-        poles: !args.no_poles,
+        poles: args.poles,
         ground_root: !args.no_ground_root,
     };
     let placer = placer(&args.template, controls)?;

@@ -1,6 +1,6 @@
 //! Blender as a client of the GLBs rigml writes: `rigml demo`, `rigml convert` of real
 //! characters (GLB and FBX sources, with and without clips), `rigml skin` output and `rigml rig`
-//! of a humanoid and of a quadruped (whose IK pole targets carry no weight) are imported with
+//! of a humanoid and of a quadruped (whose ground root carries no weight) are imported with
 //! Blender's own glTF importer (bpy) by `tools/blender/import_check.py`, which checks for
 //! exceptions, importer warnings, vertex, bone and weighted-vertex counts and one action per clip;
 //! for a `rigml rig` of a Quaternius character, also that Blender shows the rigged mesh where it
@@ -75,7 +75,7 @@ fn write_glbs(dir: &Path) -> Vec<PathBuf> {
     ]);
     files.push(rigged);
     files.push(out);
-    // An auto-rigged quadruped: the general template's legs with weightless IK pole targets,
+    // An auto-rigged quadruped: the general template's legs under a weightless ground root,
     // and the antlers re-hung from the new skeleton.
     let stag = dir.join("stag-rigged.glb");
     let source = common::asset("quaternius-animals-stag");

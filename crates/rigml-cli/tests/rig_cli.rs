@@ -126,7 +126,7 @@ fn rig_keeps_the_props_a_skeleton_carried() {
 }
 
 #[test]
-fn rig_gives_a_quadruped_weightless_pole_targets_and_ground_root_unless_told_not_to() {
+fn rig_gives_a_quadruped_a_ground_root_and_weightless_pole_targets_when_asked() {
     let dir = tempfile::tempdir().unwrap();
     let source = common::asset("quaternius-animals-stag");
     let poles = [
@@ -135,7 +135,7 @@ fn rig_gives_a_quadruped_weightless_pole_targets_and_ground_root_unless_told_not
         "back_leg_pole_L",
         "back_leg_pole_R",
     ];
-    let o = rigml(dir.path(), &["rig", s(&source), "-o", "stag.glb", "--json"]);
+    let o = rigml(dir.path(), &["rig", s(&source), "-o", "stag.glb", "--poles", "--json"]);
     assert_ok(&o);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let names: Vec<&str> = v["joint_names"]
@@ -171,15 +171,7 @@ fn rig_gives_a_quadruped_weightless_pole_targets_and_ground_root_unless_told_not
     }
     let o = rigml(
         dir.path(),
-        &[
-            "rig",
-            s(&source),
-            "-o",
-            "bare.glb",
-            "--no-poles",
-            "--no-ground-root",
-            "--json",
-        ],
+        &["rig", s(&source), "-o", "bare.glb", "--no-ground-root", "--json"],
     );
     assert_ok(&o);
     let w: Value = serde_json::from_slice(&o.stdout).unwrap();

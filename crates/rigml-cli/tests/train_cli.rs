@@ -317,7 +317,17 @@ fn a_family_grouped_cross_validation_trains_without_each_fold_and_scores_it() {
         2,
         "{csv}"
     );
-    for bad in ["nearest+heat", "nearest+heat:2", "nearest+heat:x"] {
+    // A rigger without one of its control rules is a method of its own too.
+    assert_ok(&eval("rig-detect:no-ground-root:poles", "rules"));
+    let csv = std::fs::read_to_string(dir.path().join("rules/per_asset.csv")).unwrap();
+    assert_eq!(
+        csv.lines()
+            .filter(|l| l.contains(",rig-detect:no-ground-root:poles,"))
+            .count(),
+        2,
+        "{csv}"
+    );
+    for bad in ["nearest+heat", "nearest+heat:2", "nearest+heat:x", "rig-detect:no-feet"] {
         let o = eval(bad, "bad");
         assert!(!o.status.success() && stderr(&o).contains(bad), "{bad}: {}", stderr(&o));
         assert!(!dir.path().join("bad").exists(), "{bad}: nothing written");

@@ -74,7 +74,10 @@ pub struct AutoParams {
     /// templates ([`legs`]).
     pub quadruped_legs: bool,
     /// With the quadruped legs, add an IK pole target in front of each leg
-    /// ([`legs::add_poles`]): control joints that carry no weight.
+    /// ([`legs::add_poles`]): control joints that carry no weight. Off by default: placed where
+    /// one family's artists put theirs (Quaternius' animals pack), they brought the placed
+    /// skeleton closer to that family's rigs only and farther from every other family's
+    /// (family means of CD-J2J, docs/experiments/2026-11-27-ik-poles-by-family.md).
     pub leg_poles: bool,
     /// Put a ground root ([`crate::ground`]) above the root: a weightless `root` at the model's
     /// origin (the first joint is then `body`).
@@ -110,7 +113,7 @@ impl Default for AutoParams {
             support_fill: 0.05,
             support_share: 0.25,
             quadruped_legs: true,
-            leg_poles: true,
+            leg_poles: false,
             ground_root: true,
             loose_thickness: 1.5,
             loose_apart: 0.04,
