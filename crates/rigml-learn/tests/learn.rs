@@ -192,3 +192,22 @@ fn the_embedded_model_loads_and_names_its_thresholds() {
     assert!(learned.smooth <= rigml_learn::infer::MAX_SMOOTH);
     assert!(learned.sharpen >= 1.0 && learned.sharpen.is_finite());
 }
+
+#[test]
+fn the_candidate_model_loads_and_skins_a_character_within_its_cap() {
+    // models/skin-candidate-176.safetensors: the recipe fitted on the grown train split (176
+    // characters), shipped beside the embedded default for `--model` (docs/model-card-skin.md).
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/skin-candidate-176.safetensors");
+    let model = ModelFile::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(model.member_count().unwrap(), 5);
+    let assets = model.metadata["rigml.train.assets"].split(',').count();
+    assert_eq!(assets, 176, "trained on the whole grown train split");
+    let character = load("quaternius-fish-whale");
+    let options = SolveOptions::default();
+    let skin = Learned::new(model)
+        .solve(&character.mesh, &character.skeleton, &options)
+        .unwrap();
+    assert_eq!(skin.vertex_count(), character.mesh.positions.len());
+    assert!(skin.influences_max() <= options.max_influences);
+    assert_eq!(skin.unskinned_count(), 0);
+}
