@@ -198,25 +198,12 @@ fn a_family_grouped_cross_validation_trains_without_each_fold_and_scores_it() {
         ["quaternius-fish-dolphin", "quaternius-platformer-game-skull"]
     );
 
-    let o = rigml(
-        dir.path(),
-        &[
-            "eval",
-            "--data",
-            "manifest.tsv",
-            "--split",
-            "train",
-            "--methods",
-            "learned,nearest",
-            "--no-deformation",
-            "--folds",
-            "2",
-            "--fold-models",
-            "fold{}.safetensors",
-            "-o",
-            "cv",
-        ],
-    );
+    // `rigml eval --data manifest.tsv --split train ARGS` (split at whitespace) in the folder.
+    let eval_train = |args: &str| {
+        let line = format!("eval --data manifest.tsv --split train {args}");
+        rigml(dir.path(), &line.split_whitespace().collect::<Vec<_>>())
+    };
+    let o = eval_train("--methods learned,nearest --no-deformation --folds 2 --fold-models fold{}.safetensors -o cv");
     assert_ok(&o);
     let csv = std::fs::read_to_string(dir.path().join("cv/per_family.csv")).unwrap();
     for family in [
@@ -228,62 +215,16 @@ fn a_family_grouped_cross_validation_trains_without_each_fold_and_scores_it() {
     let summary = std::fs::read_to_string(dir.path().join("cv/summary.md")).unwrap();
     assert!(summary.contains("## Per family: l1_top4"), "{summary}");
     // One fold alone scores only its held-out family.
-    let o = rigml(
-        dir.path(),
-        &[
-            "eval",
-            "--data",
-            "manifest.tsv",
-            "--split",
-            "train",
-            "--methods",
-            "nearest",
-            "--no-deformation",
-            "--no-pictures",
-            "--fold",
-            "1/2",
-            "-o",
-            "one",
-        ],
-    );
-    assert_ok(&o);
+    assert_ok(&eval_train(
+        "--methods nearest --no-deformation --no-pictures --fold 1/2 -o one",
+    ));
     let csv = std::fs::read_to_string(dir.path().join("one/per_family.csv")).unwrap();
     assert_eq!(csv.lines().filter(|l| l.contains(",nearest,")).count(), 2, "{csv}");
     // A template without {} is refused before any work.
-    let o = rigml(
-        dir.path(),
-        &[
-            "eval",
-            "--data",
-            "manifest.tsv",
-            "--split",
-            "train",
-            "--folds",
-            "2",
-            "--fold-models",
-            "fold.safetensors",
-            "-o",
-            "bad",
-        ],
-    );
+    let o = eval_train("--folds 2 --fold-models fold.safetensors -o bad");
     assert!(!o.status.success() && stderr(&o).contains("{}"), "{}", stderr(&o));
     // So is a fold whose model is missing.
-    let o = rigml(
-        dir.path(),
-        &[
-            "eval",
-            "--data",
-            "manifest.tsv",
-            "--split",
-            "train",
-            "--folds",
-            "3",
-            "--fold-models",
-            "fold{}.safetensors",
-            "-o",
-            "bad",
-        ],
-    );
+    let o = eval_train("--folds 3 --fold-models fold{}.safetensors -o bad");
     assert!(
         !o.status.success() && stderr(&o).contains("fold3.safetensors"),
         "{}",
@@ -292,24 +233,8 @@ fn a_family_grouped_cross_validation_trains_without_each_fold_and_scores_it() {
     assert!(!dir.path().join("bad").exists(), "nothing written");
     // A blend of two solvers is a method of its own; a blend without a share, or with a share
     // outside [0, 1], is refused before any work.
-    let eval = |methods: &str, out: &str| {
-        rigml(
-            dir.path(),
-            &[
-                "eval",
-                "--data",
-                "manifest.tsv",
-                "--split",
-                "train",
-                "--methods",
-                methods,
-                "--no-deformation",
-                "--no-pictures",
-                "-o",
-                out,
-            ],
-        )
-    };
+    let eval =
+        |methods: &str, out: &str| eval_train(&format!("--methods {methods} --no-deformation --no-pictures -o {out}"));
     assert_ok(&eval("nearest,nearest+heat:0.5", "blend"));
     let csv = std::fs::read_to_string(dir.path().join("blend/per_asset.csv")).unwrap();
     assert_eq!(
@@ -317,7 +242,7 @@ fn a_family_grouped_cross_validation_trains_without_each_fold_and_scores_it() {
         2,
         "{csv}"
     );
-    // A rigger without one of its control rules is a method of its own too.
+    // A rigger with or without one of its control rules is a method of its own too.
     assert_ok(&eval("rig-detect:no-ground-root:poles", "rules"));
     let csv = std::fs::read_to_string(dir.path().join("rules/per_asset.csv")).unwrap();
     assert_eq!(

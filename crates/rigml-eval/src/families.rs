@@ -7,7 +7,7 @@
 //! `per_family.csv` holds every metric (rows sorted by family, then method; fixed float format,
 //! byte-identical for the same inputs); `summary.md` gets a table for the headline metrics.
 
-use crate::report::{Metric, Report, METRICS};
+use crate::report::{csv_field, Metric, Report, METRICS};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -152,15 +152,6 @@ pub fn per_family_md(report: &Report) -> String {
         let _ = writeln!(s, "| families best | {} |\n", wins.join(" | "));
     }
     s
-}
-
-/// Quote a CSV field when it holds a comma, quote or newline.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 #[cfg(test)]

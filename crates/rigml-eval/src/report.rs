@@ -395,7 +395,7 @@ impl Report {
 }
 
 /// Quote a CSV field when it holds a comma, quote or newline.
-fn csv_field(s: &str) -> String {
+pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
