@@ -119,6 +119,15 @@ pub fn run(args: &Args) -> Result<String> {
             if !missing.is_empty() {
                 bail!("--fold-models {template:?}: no such model file: {}", missing.join(", "));
             }
+            // And every fold must hold a family of the split (no more folds than families).
+            let dataset = rigml_eval::Dataset::open(&args.data)?;
+            for index in 0..usize::from(count) {
+                let fold = Fold {
+                    index,
+                    count: usize::from(count),
+                };
+                dataset.select_fold(Some("character"), split, fold, true)?;
+            }
             let mut merged = rigml_eval::Report::default();
             for (index, model) in models.iter().enumerate() {
                 let methods = methods(args, Some(model))?;

@@ -167,7 +167,7 @@ fn split_samples(
     cache: Option<&Path>,
 ) -> Result<(Samples, Vec<String>)> {
     let mut rows: Vec<_> = match hold_out {
-        Some(fold) => dataset.select_fold(Some("character"), Some(split), fold, false),
+        Some(fold) => dataset.select_fold(Some("character"), Some(split), fold, false)?,
         None => dataset.select(Some("character"), Some(split)),
     };
     if rows.is_empty() {

@@ -231,6 +231,26 @@ fn a_family_grouped_cross_validation_trains_without_each_fold_and_scores_it() {
         stderr(&o)
     );
     assert!(!dir.path().join("bad").exists(), "nothing written");
+    // More folds than the split has families: refused before any work, by eval and by train.
+    std::fs::copy(
+        dir.path().join("fold1.safetensors"),
+        dir.path().join("fold3.safetensors"),
+    )
+    .unwrap();
+    let o = eval_train("--folds 3 --fold-models fold{}.safetensors -o bad");
+    assert!(
+        !o.status.success() && stderr(&o).contains("fold 3/3: holds no family"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("bad").exists(), "nothing written");
+    let o = train(dir.path(), "--split train -o none.safetensors --hold-out-fold 3/3");
+    assert!(
+        !o.status.success() && stderr(&o).contains("fold 3/3: holds no family"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("none.safetensors").exists());
     // A blend of two solvers is a method of its own; a blend without a share, or with a share
     // outside [0, 1], is refused before any work.
     let eval =

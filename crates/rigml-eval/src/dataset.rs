@@ -202,13 +202,32 @@ impl Dataset {
 
     /// [`Dataset::select`], then only the rows of the families that [`family_folds`] (over the
     /// selected rows) puts in `fold` (`held_out`), or only the others (`!held_out`): the
-    /// training and scoring sets of one fold of a family-grouped cross-validation.
-    pub fn select_fold(&self, kind: Option<&str>, split: Option<&str>, fold: Fold, held_out: bool) -> Vec<&AssetRow> {
+    /// training and scoring sets of one fold of a family-grouped cross-validation. A fold that
+    /// holds no family (the selection has fewer families than folds) is an error, since holding
+    /// out nothing or scoring nothing is never what was meant.
+    pub fn select_fold(
+        &self,
+        kind: Option<&str>,
+        split: Option<&str>,
+        fold: Fold,
+        held_out: bool,
+    ) -> Result<Vec<&AssetRow>, EvalError> {
         let rows = self.select(kind, split);
         let folds = family_folds(&rows, fold.count);
-        rows.into_iter()
+        if !folds.values().any(|&f| f == fold.index) {
+            return Err(EvalError::Fold {
+                fold: fold.to_string(),
+                message: format!(
+                    "holds no family: the {} rows selected hold only {} families",
+                    split.unwrap_or("all"),
+                    folds.len()
+                ),
+            });
+        }
+        Ok(rows
+            .into_iter()
             .filter(|r| (folds.get(&r.family) == Some(&fold.index)) == held_out)
-            .collect()
+            .collect())
     }
 }
 
@@ -272,14 +291,20 @@ mod tests {
         let load = |f: usize| rows.iter().filter(|r| folds[&r.family] == f).count();
         assert_eq!((load(0), load(1)), (7, 6));
         let fold: Fold = "2/2".parse().unwrap();
-        let held = d.select_fold(Some("character"), Some("train"), fold, true);
-        let kept = d.select_fold(Some("character"), Some("train"), fold, false);
+        let held = d.select_fold(Some("character"), Some("train"), fold, true).unwrap();
+        let kept = d.select_fold(Some("character"), Some("train"), fold, false).unwrap();
         assert_eq!(held.len() + kept.len(), 13);
         assert!(held.iter().all(|h| kept.iter().all(|k| k.family != h.family)));
         assert_eq!(fold.to_string(), "2/2");
         for bad in ["0/5", "6/5", "1/1", "x/5", "3"] {
             assert!(bad.parse::<Fold>().is_err(), "{bad}");
         }
+        // Five families cannot fill six folds: the sixth is refused, not empty.
+        let sixth: Fold = "6/6".parse().unwrap();
+        let e = d
+            .select_fold(Some("character"), Some("train"), sixth, true)
+            .unwrap_err();
+        assert!(e.to_string().contains("fold 6/6: holds no family"), "{e}");
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub enum EvalError {
     /// A plot that could not be drawn.
     #[error("{}: plot: {message}", path.display())]
     Plot { path: PathBuf, message: String },
+    /// A cross-validation fold that holds no family of the split (more folds than families).
+    #[error("fold {fold}: {message}")]
+    Fold { fold: String, message: String },
 }
 
 impl EvalError {

@@ -26,9 +26,12 @@ fn family<'a>(report: &'a Report, asset: &'a str) -> &'a str {
     report.families.get(asset).map_or(asset, String::as_str)
 }
 
+/// Family -> method -> mean of one metric.
+pub type FamilyMeans = BTreeMap<String, BTreeMap<String, f64>>;
+
 /// `means[family][method]` = mean of `metric` over the family's counted assets of that method
 /// (absent where none has a value).
-pub fn family_means(report: &Report, metric: &Metric) -> BTreeMap<String, BTreeMap<String, f64>> {
+pub fn family_means(report: &Report, metric: &Metric) -> FamilyMeans {
     let mut sums: BTreeMap<String, BTreeMap<String, (f64, usize)>> = BTreeMap::new();
     for r in report.results.iter().filter(|r| r.counts()) {
         if let Some(v) = (metric.get)(r) {
@@ -46,10 +49,10 @@ pub fn family_means(report: &Report, metric: &Metric) -> BTreeMap<String, BTreeM
         .collect()
 }
 
-/// Per method: the mean over families of the family means, and the number of families where
-/// it is the best of the methods that have a value there (ties count for each).
-pub fn over_families(report: &Report, metric: &Metric) -> BTreeMap<String, (f64, usize, usize)> {
-    let means = family_means(report, metric);
+/// Per method, from the [`family_means`] of `metric`: the mean over families of the family
+/// means, the number of families, and the number of families where it is the best of the
+/// methods that have a value there (ties count for each).
+pub fn over_families(means: &FamilyMeans, metric: &Metric) -> BTreeMap<String, (f64, usize, usize)> {
     let higher = metric.better == "higher";
     let mut out: BTreeMap<String, (f64, usize, usize)> = BTreeMap::new();
     for by_method in means.values() {
@@ -94,7 +97,11 @@ pub fn per_family_csv(report: &Report) -> String {
         }
         s.push('\n');
     }
-    let overall: Vec<_> = METRICS.iter().map(|m| over_families(report, m)).collect();
+    let overall: Vec<_> = METRICS
+        .iter()
+        .zip(&means)
+        .map(|(metric, means)| over_families(means, metric))
+        .collect();
     for method in &report.methods {
         let families = counted.keys().filter(|(_, m)| m == method).count();
         let _ = write!(s, "(mean over families),{},{families}", csv_field(method));
@@ -122,7 +129,7 @@ pub fn per_family_md(report: &Report) -> String {
         if means.is_empty() {
             continue;
         }
-        let overall = over_families(report, metric);
+        let overall = over_families(&means, metric);
         let _ = writeln!(
             s,
             "## Per family: {} ({} is better)\n\nEach family's mean over its counted assets; then \
@@ -199,7 +206,7 @@ mod tests {
         let means = family_means(&rep, l1);
         assert!((means["big"]["a"] - 0.2).abs() < 1e-12);
         assert!((means["small"]["b"] - 0.5).abs() < 1e-12);
-        let over = over_families(&rep, l1);
+        let over = over_families(&means, l1);
         // a: (0.2 + 0.9) / 2, best on "big"; b: (0.3 + 0.5) / 2, best on "small".
         assert!((over["a"].0 - 0.55).abs() < 1e-12);
         assert!((over["b"].0 - 0.4).abs() < 1e-12);

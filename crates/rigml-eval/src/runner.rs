@@ -480,7 +480,7 @@ pub fn run_fold(
 ) -> Result<Report, EvalError> {
     let dataset = crate::Dataset::open(data)?;
     let rows = match fold {
-        Some(fold) => dataset.select_fold(Some("character"), split, fold, true),
+        Some(fold) => dataset.select_fold(Some("character"), split, fold, true)?,
         None => dataset.select(Some("character"), split),
     };
     Ok(evaluate(&rows, methods, options, progress))

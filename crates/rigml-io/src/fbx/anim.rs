@@ -5,7 +5,8 @@
 //! frame. Joint-local transforms are taken from the evaluated world matrices
 //! (`parent_world⁻¹ · world`, roots keep their model-space transform), as the rest pose is built
 //! from the bind matrices, so FBX's non-standard scale inheritance, pivots and layers all come
-//! out as ufbx evaluates them. Key times are the stack's own times in seconds (a stack may start after 0).
+//! out as ufbx evaluates them. Key times are the stack's own times in seconds (a stack may start
+//! after 0).
 
 use super::skeleton::Joints;
 use super::{dmat, Ctx};

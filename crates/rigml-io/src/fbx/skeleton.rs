@@ -10,9 +10,9 @@
 //! node without a cluster uses its matrix in a bind pose of the file, or its world matrix in the
 //! scene when no bind pose lists it. The rest pose is the bind pose (`local = parent_bind⁻¹ ·
 //! bind`, which also covers FBX's non-standard scale inheritance), so that the rest pose
-//! reproduces the stored mesh: many exporters (Blender 2.7x with an action, e.g. Quaternius'
-//! 2016–2019 packs) leave the scene's nodes in an animated pose that is not the bind pose, as
-//! Blender's own importer does when it builds bones from the bind pose.
+//! reproduces the stored mesh, as in Blender's importer, which builds bones from the bind pose:
+//! many exporters (Blender 2.7x with an action, e.g. Quaternius' 2016–2019 packs) leave the
+//! scene's nodes in an animated pose that is not the bind pose.
 
 use super::{dmat, node_name, Ctx};
 use crate::IoError;
