@@ -26,7 +26,7 @@ use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
 Examples:
-  rigml demo                          write ./rigml-demo.glb, a procedural walking humanoid
+  rigml demo                          auto-rig a built-in bare mesh, retarget a walk: rigml-demo.glb/.png
   rigml inspect rigml-demo.glb        summarise mesh, joints, skin, clips and problems
   rigml inspect Fox.glb --json        the same as one JSON object
   rigml convert Knight.fbx Knight.glb --max-influences 4
