@@ -174,15 +174,16 @@ fn auto_rig(source: &Character) -> Result<(Character, String, String)> {
         max_influences: 4,
         ..SolveOptions::default()
     };
-    let rigged = rigml_rig::rig(
+    let rigged = rigml_rig::rig_with_progress(
         DEMO_NAME,
         source.mesh.clone(),
         placer.as_ref(),
         solver.as_ref(),
         &options,
+        &mut |_| {},
     )
     .map_err(|e| anyhow!("{DEMO_NAME}: auto-rigging the bare mesh: {e}"))?;
-    Ok((rigged, placer.name().to_string(), solver.name().to_string()))
+    Ok((rigged.character, rigged.template.to_string(), solver.name().to_string()))
 }
 
 /// The demo picture: the weights (front, side, back) above six side views of the walk.

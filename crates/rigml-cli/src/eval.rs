@@ -160,7 +160,7 @@ pub fn run(args: &Args) -> Result<String> {
         }
         _ => Vec::new(),
     };
-    let written = report.write_with_pictures(&args.output, args.force, &pictures)?;
+    let written = rigml_eval::output::write_report_with_pictures(&report, &args.output, args.force, &pictures)?;
     let drawn = pictures.iter().filter(|p| p.file.is_ok()).count();
     let mut out = std::fs::read_to_string(args.output.join("summary.md")).unwrap_or_default();
     let _ = writeln!(

@@ -38,7 +38,7 @@ impl Default for Controls {
 
 /// The skeleton placer of `template`, adding the `controls` asked for.
 pub fn placer(template: &str, controls: Controls) -> Result<Box<dyn SkeletonPlacer + Send>> {
-    let mut curve = rigml_rig::Auto::default();
+    let mut curve = rigml_rig::CurveSkeleton::default();
     curve.params.leg_poles = controls.poles;
     curve.params.ground_root = controls.ground_root;
     let humanoid = rigml_rig::Humanoid {
@@ -46,19 +46,19 @@ pub fn placer(template: &str, controls: Controls) -> Result<Box<dyn SkeletonPlac
         ..rigml_rig::Humanoid::default()
     };
     Ok(match template {
-        "auto" => Box::new(rigml_rig::Guided {
-            auto: curve,
-            ..rigml_rig::Guided::embedded()?
+        "auto" => Box::new(rigml_rig::Auto {
+            curve,
+            ..rigml_rig::Auto::embedded()?
         }),
         "curve" => Box::new(curve),
         "humanoid" => Box::new(humanoid),
         "detect" => {
             let mut detect = rigml_rig::Detect::embedded()?;
-            detect.auto.auto = curve;
+            detect.auto.curve = curve;
             detect.humanoid = humanoid;
             Box::new(detect)
         }
-        "learned" => Box::new(rigml_rig::Learned::embedded()?),
+        "learned" => Box::new(rigml_rig::LearnedPlacer::embedded()?),
         other => bail!("unknown template {other:?} (choose one of {})", TEMPLATES.join(", ")),
     })
 }
@@ -183,7 +183,10 @@ pub fn run(args: &Args) -> Result<String> {
     let rigged = rigml_rig::rig_with_progress(&name, mesh, placer.as_ref(), solver.as_ref(), &options, &mut progress)
         .map_err(|e| anyhow!("{}: {e}", args.input.display()));
     bar.finish_and_clear();
-    let mut character = rigged?;
+    let rigml_rig::Rigged {
+        mut character,
+        template,
+    } = rigged?;
     if let Some(m) = placement {
         rigml_rig::scene::place_in_scene(&mut character.skeleton, m);
     }
@@ -205,7 +208,7 @@ pub fn run(args: &Args) -> Result<String> {
         let summary = serde_json::json!({
             "input": args.input.display().to_string(),
             "output": args.output.display().to_string(),
-            "template": placer.name(),
+            "template": template,
             "skin": solver.name(),
             "vertices": vertices,
             "joints": character.skeleton.joint_count(),
@@ -258,7 +261,7 @@ pub fn run(args: &Args) -> Result<String> {
          (up to {influences} influences)",
         args.input.display(),
         character.skeleton.joint_count(),
-        placer.name(),
+        template,
         solver.name(),
     );
     for a in &character.attachments {

@@ -8,8 +8,8 @@
 //! than kept for every asset during the run: memory stays flat on large splits.
 
 use crate::dataset::Dataset;
+use crate::method::{predict, Method};
 use crate::report::{AssetResult, Report};
-use crate::runner::{predict, Method};
 use crate::skin_metrics::Row;
 use crate::EvalError;
 use rigml_core::{Character, Skin};

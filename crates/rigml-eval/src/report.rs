@@ -6,9 +6,7 @@ use crate::deformation::{percentile_nearest_rank, DeformScores};
 use crate::robustness::{bin_label, Failure};
 use crate::skeleton_metrics::SkeletonScores;
 use crate::skin_metrics::SkinScores;
-use crate::EvalError;
 use std::fmt::Write as _;
-use std::path::Path;
 
 /// One method on one asset.
 #[derive(Debug, Clone, PartialEq)]
@@ -355,42 +353,6 @@ impl Report {
             );
         }
         s
-    }
-
-    /// Write `per_asset.csv`, `timing.csv`, `summary.md` and the plots into `dir` (created if
-    /// missing). Files are replaced atomically; an existing report is overwritten only with `force`.
-    pub fn write_to(&self, dir: &Path, force: bool) -> Result<Vec<std::path::PathBuf>, EvalError> {
-        self.write_with_pictures(dir, force, &[])
-    }
-
-    /// [`Report::write_to`], with `summary.md` ending in a section that links `pictures`
-    /// (drawn into `dir` by [`crate::pictures::write_pictures`]).
-    pub fn write_with_pictures(
-        &self,
-        dir: &Path,
-        force: bool,
-        pictures: &[crate::pictures::Picture],
-    ) -> Result<Vec<std::path::PathBuf>, EvalError> {
-        std::fs::create_dir_all(dir).map_err(|source| EvalError::File {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let mut written = Vec::new();
-        for (name, text) in [
-            ("per_asset.csv", self.per_asset_csv()),
-            ("per_family.csv", crate::families::per_family_csv(self)),
-            ("timing.csv", self.timing_csv()),
-            (
-                "summary.md",
-                crate::summary::summary_md(self) + &crate::pictures::markdown(pictures),
-            ),
-        ] {
-            let path = dir.join(name);
-            rigml_io::atomic::write(&path, text.as_bytes(), force)?;
-            written.push(path);
-        }
-        written.extend(crate::plots::write_plots(self, dir, force)?);
-        Ok(written)
     }
 }
 

@@ -97,7 +97,7 @@ fn gt_is_perfect_and_perturbed_is_worse_on_val() {
 
     // Files, and a byte-identical per_asset.csv on a second run.
     let dir = tempfile::tempdir().unwrap();
-    let files = report.write_to(dir.path(), false).unwrap();
+    let files = rigml_eval::write_report(&report, dir.path(), false).unwrap();
     for name in [
         "per_asset.csv",
         "timing.csv",
@@ -107,12 +107,15 @@ fn gt_is_perfect_and_perturbed_is_worse_on_val() {
     ] {
         assert!(files.contains(&dir.path().join(name)), "{name} missing: {files:?}");
     }
-    assert!(report.write_to(dir.path(), false).is_err(), "overwrote without force");
+    assert!(
+        rigml_eval::write_report(&report, dir.path(), false).is_err(),
+        "overwrote without force"
+    );
     let again = rigml_eval::evaluate(&rows, &methods, &Options::default(), &mut |_| {});
     assert_eq!(report.per_asset_csv(), again.per_asset_csv());
     if let Ok(out) = std::env::var("RIGML_EVAL_OUT") {
         // For a person to look at: `RIGML_EVAL_OUT=/tmp/x cargo test -p rigml-eval --test val_split`.
-        report.write_to(std::path::Path::new(&out), true).unwrap();
+        rigml_eval::write_report(&report, std::path::Path::new(&out), true).unwrap();
     }
     let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(summary.contains("## deform_a_p95"));

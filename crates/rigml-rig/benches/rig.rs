@@ -13,7 +13,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rigml_learn::Learned;
-use rigml_rig::{Auto, Detect, Guided, SkeletonPlacer};
+use rigml_rig::{Auto, CurveSkeleton, Detect, SkeletonPlacer};
 use rigml_skin::synthetic::large_humanoid;
 use rigml_skin::{Nearest, SkinSolver, SolveOptions};
 use std::hint::black_box;
@@ -25,7 +25,7 @@ fn rig(c: &mut Criterion) {
     let options = SolveOptions::default();
     let learned = Learned::embedded().expect("embedded model");
     let nearest = Nearest::default();
-    let auto = Guided::embedded().expect("embedded skeleton model");
+    let auto = Auto::embedded().expect("embedded skeleton model");
     let detect = Detect::embedded().expect("embedded skeleton model");
     let (template, placed) = detect.choose(&mesh).expect("detect");
     let detected = placed.to_skeleton().expect("skeleton");
@@ -50,7 +50,7 @@ fn rig(c: &mut Criterion) {
     group.bench_function("place_auto", |b| {
         b.iter(|| black_box(auto.place(&mesh).expect("place")))
     });
-    let curve = Auto::default();
+    let curve = CurveSkeleton::default();
     group.bench_function("baseline_place_curve", |b| {
         b.iter(|| black_box(curve.place(&mesh).expect("place")))
     });

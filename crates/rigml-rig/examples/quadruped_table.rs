@@ -1,4 +1,4 @@
-//! Fit the quadruped leg templates of `auto/legs.rs` (`FRONT_LEG`, `BACK_LEG`, `FRONT_POLE`,
+//! Fit the quadruped leg templates of `curve/legs.rs` (`FRONT_LEG`, `BACK_LEG`, `FRONT_POLE`,
 //! `BACK_POLE`) to the artists' rigs of the train split, and check the leg finding on val:
 //! `cargo run --release -p rigml-rig --example quadruped_table`.
 //!
@@ -12,8 +12,8 @@
 //! characters without those names are listed and skipped. Test rows are never read.
 
 use rigml_eval::Dataset;
-use rigml_rig::auto::legs::{LegFrame, LegJoint};
-use rigml_rig::{Auto, AutoParams, Guided};
+use rigml_rig::curve::legs::{LegFrame, LegJoint};
+use rigml_rig::{Auto, CurveParams, CurveSkeleton};
 use std::path::PathBuf;
 
 const FRONT: [&str; 5] = ["FrontShoulder", "FrontUpperLeg", "FrontLowerLeg", "IKFrontLeg", "FF"];
@@ -47,11 +47,11 @@ fn median(mut v: Vec<f32>) -> f32 {
 
 fn main() {
     let data = Dataset::open(&data_dir()).unwrap_or_else(|e| panic!("{e}"));
-    let mut guided = Guided::embedded().expect("embedded skeleton model");
-    guided.auto = Auto {
-        params: AutoParams {
+    let mut guided = Auto::embedded().expect("embedded skeleton model");
+    guided.curve = CurveSkeleton {
+        params: CurveParams {
             quadruped_legs: false,
-            ..AutoParams::default()
+            ..CurveParams::default()
         },
     };
     let mut front: Vec<Vec<LegJoint>> = vec![Vec::new(); FRONT.len()];

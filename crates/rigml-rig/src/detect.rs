@@ -1,19 +1,17 @@
 //! The default template: the humanoid placer when the mesh is a standing humanoid, the general
-//! placer ([`Guided`]) for every other shape.
+//! placer ([`Auto`]) for every other shape.
 
-use crate::{Guided, Humanoid, PlacedSkeleton, RigError, SkeletonPlacer};
+use crate::{Auto, Humanoid, PlacedSkeleton, RigError, SkeletonPlacer};
 use rigml_core::Mesh;
-use std::sync::Mutex;
 
 /// Tries [`Humanoid`]; when it refuses the shape (a [`RigError::Placement`]: not a standing
-/// humanoid, legs that never join, ...) places with [`Guided`] instead. Other errors (an empty
-/// or broken mesh) are returned as they are.
+/// humanoid, legs that never join, ...) places with [`Auto`] instead. Other errors (an empty
+/// or broken mesh) are returned as they are. Its name is always `"detect"`; which template a
+/// mesh got is what [`SkeletonPlacer::place_with_template`] (and [`Detect::choose`]) return.
 #[derive(Debug)]
 pub struct Detect {
     pub humanoid: Humanoid,
-    pub auto: Guided,
-    /// The template the last [`SkeletonPlacer::place`] used, reported by `name()`.
-    last: Mutex<&'static str>,
+    pub auto: Auto,
 }
 
 impl Detect {
@@ -21,8 +19,7 @@ impl Detect {
     pub fn embedded() -> Result<Detect, RigError> {
         Ok(Detect {
             humanoid: Humanoid::default(),
-            auto: Guided::embedded()?,
-            last: Mutex::new("detect"),
+            auto: Auto::embedded()?,
         })
     }
 
@@ -37,15 +34,16 @@ impl Detect {
 }
 
 impl SkeletonPlacer for Detect {
-    /// `"detect"` until a mesh was placed, then the template used for it.
-    fn name(&self) -> &str {
-        *self.last.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn name(&self) -> &'static str {
+        "detect"
     }
 
     fn place(&self, mesh: &Mesh) -> Result<PlacedSkeleton, RigError> {
-        let (template, placed) = self.choose(mesh)?;
-        *self.last.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = template;
-        Ok(placed)
+        Ok(self.choose(mesh)?.1)
+    }
+
+    fn place_with_template(&self, mesh: &Mesh) -> Result<(&'static str, PlacedSkeleton), RigError> {
+        self.choose(mesh)
     }
 }
 
@@ -62,7 +60,6 @@ mod tests {
         assert!(detect.place(&mesh).is_err());
         mesh.positions = vec![Vec3::ZERO, Vec3::X, Vec3::new(f32::NAN, 0.0, 0.0)];
         mesh.triangles = vec![[0, 1, 2]];
-        assert!(detect.place(&mesh).is_err());
-        assert_eq!(detect.name(), "detect");
+        assert!(detect.place_with_template(&mesh).is_err());
     }
 }

@@ -7,7 +7,7 @@
 //! floor between the feet, swimming and flying ones at the body's centre. A mesh whose origin
 //! lies outside its own bounds (a scan, a part cut out of a scene) gets the point on the floor
 //! under the centre of its bounds instead. The general template raises a four-legged shape's
-//! root to where artists put it ([`crate::auto::legs::ROOT_HEIGHT`]).
+//! root to where artists put it ([`crate::curve::legs::ROOT_HEIGHT`]).
 
 use crate::PlacedSkeleton;
 use glam::Vec3;

@@ -121,7 +121,7 @@ pub fn looks_humanoid(mesh: &Mesh) -> Result<HumanoidCheck, RigError> {
 }
 
 impl SkeletonPlacer for Humanoid {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "humanoid"
     }
 

@@ -14,23 +14,23 @@ use std::sync::Arc;
 
 /// Places joints with a trained skeleton model (the embedded default or a file).
 #[derive(Debug, Clone)]
-pub struct Learned {
+pub struct LearnedPlacer {
     predictor: Arc<Predictor>,
 }
 
-impl Learned {
+impl LearnedPlacer {
     /// The model embedded in the binary (`models/skeleton-default.safetensors`).
-    pub fn embedded() -> Result<Learned, RigError> {
-        Ok(Learned::new(Predictor::embedded().map_err(Self::error)?))
+    pub fn embedded() -> Result<LearnedPlacer, RigError> {
+        Ok(LearnedPlacer::new(Predictor::embedded().map_err(Self::error)?))
     }
 
     /// A model file written by `rigml train-skeleton`.
-    pub fn from_file(path: &Path) -> Result<Learned, RigError> {
-        Ok(Learned::new(Predictor::from_file(path).map_err(Self::error)?))
+    pub fn from_file(path: &Path) -> Result<LearnedPlacer, RigError> {
+        Ok(LearnedPlacer::new(Predictor::from_file(path).map_err(Self::error)?))
     }
 
-    pub fn new(predictor: Predictor) -> Learned {
-        Learned {
+    pub fn new(predictor: Predictor) -> LearnedPlacer {
+        LearnedPlacer {
             predictor: Arc::new(predictor),
         }
     }
@@ -48,8 +48,8 @@ impl Learned {
     }
 }
 
-impl SkeletonPlacer for Learned {
-    fn name(&self) -> &str {
+impl SkeletonPlacer for LearnedPlacer {
+    fn name(&self) -> &'static str {
         "learned"
     }
 

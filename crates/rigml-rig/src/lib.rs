@@ -6,20 +6,20 @@
 //! pose with a consistent bone roll, and [`rig`] puts mesh, skeleton and skin together.
 
 pub mod auto;
+pub mod curve;
 pub mod detect;
 pub mod ground;
-pub mod guided;
 pub mod humanoid;
 pub mod learned;
 pub mod orient;
 pub mod placed;
 pub mod scene;
 
-pub use auto::{Auto, AutoParams};
+pub use auto::Auto;
+pub use curve::{CurveParams, CurveSkeleton};
 pub use detect::Detect;
-pub use guided::Guided;
 pub use humanoid::{looks_humanoid, Humanoid, HumanoidCheck};
-pub use learned::Learned;
+pub use learned::LearnedPlacer;
 pub use placed::PlacedSkeleton;
 
 use rigml_core::{Character, Mesh, Skeleton, Skin, Transform};
@@ -47,11 +47,17 @@ pub enum RigError {
 
 /// Something that places joints inside a bare mesh.
 pub trait SkeletonPlacer: Sync {
-    /// Short name, as used on the command line and in evaluation reports.
-    fn name(&self) -> &str;
+    /// The template's name as `rigml rig --template` and evaluation reports spell it.
+    fn name(&self) -> &'static str;
 
     /// Joints for this mesh, in the mesh's model space.
     fn place(&self, mesh: &Mesh) -> Result<PlacedSkeleton, RigError>;
+
+    /// [`SkeletonPlacer::place`], with the name of the template that placed the joints: its own
+    /// name, or for a placer that chooses a template per mesh ([`Detect`]) the one it chose.
+    fn place_with_template(&self, mesh: &Mesh) -> Result<(&'static str, PlacedSkeleton), RigError> {
+        Ok((self.name(), self.place(mesh)?))
+    }
 }
 
 /// Refuse meshes no placer can work on: empty, non-finite or without extent.
@@ -73,7 +79,7 @@ pub fn check_mesh(mesh: &Mesh) -> Result<(), RigError> {
 }
 
 /// Which joints of a placed skeleton are control joints that carry no skin weight: leaves
-/// named as the IK pole targets of the quadruped legs ([`auto::legs::is_pole`]) and the ground
+/// named as the IK pole targets of the quadruped legs ([`curve::legs::is_pole`]) and the ground
 /// root ([`ground::is_ground_root`]).
 pub fn controls(skeleton: &Skeleton) -> Vec<bool> {
     skeleton
@@ -82,7 +88,7 @@ pub fn controls(skeleton: &Skeleton) -> Vec<bool> {
         .zip(skeleton.children())
         .enumerate()
         .map(|(j, (name, children))| {
-            (children.is_empty() && auto::legs::is_pole(name))
+            (children.is_empty() && curve::legs::is_pole(name))
                 || ground::is_ground_root(&skeleton.names, &skeleton.parents, j)
         })
         .collect()
@@ -143,6 +149,14 @@ pub fn skin_placed(
     Ok(skin)
 }
 
+/// A rigged character and the name of the template that placed its skeleton (for
+/// [`Detect`], the one it chose for this mesh).
+#[derive(Debug, Clone)]
+pub struct Rigged {
+    pub character: Character,
+    pub template: &'static str,
+}
+
 /// Place a skeleton with `placer`, skin the mesh with `solver`, and return the rigged character
 /// (bind pose = rest pose, no clips).
 pub fn rig(
@@ -152,7 +166,7 @@ pub fn rig(
     solver: &dyn SkinSolver,
     options: &SolveOptions,
 ) -> Result<Character, RigError> {
-    rig_with_progress(name, mesh, placer, solver, options, &mut |_| {})
+    Ok(rig_with_progress(name, mesh, placer, solver, options, &mut |_| {})?.character)
 }
 
 /// The stages of [`rig`], reported as each starts (for progress messages and timings).
@@ -163,7 +177,8 @@ pub enum Stage {
     Done,
 }
 
-/// [`rig`], calling `progress` as each stage starts and once at the end.
+/// [`rig`], calling `progress` as each stage starts and once at the end, and naming the
+/// template that placed the skeleton.
 pub fn rig_with_progress(
     name: &str,
     mesh: Mesh,
@@ -171,10 +186,10 @@ pub fn rig_with_progress(
     solver: &dyn SkinSolver,
     options: &SolveOptions,
     progress: &mut dyn FnMut(Stage),
-) -> Result<Character, RigError> {
+) -> Result<Rigged, RigError> {
     check_mesh(&mesh)?;
     progress(Stage::Place);
-    let placed = placer.place(&mesh)?;
+    let (template, placed) = placer.place_with_template(&mesh)?;
     let skeleton = placed.to_skeleton()?;
     progress(Stage::Skin);
     let skin = skin_placed(&mesh, &skeleton, solver, options)?;
@@ -188,5 +203,5 @@ pub fn rig_with_progress(
     };
     character.validate()?;
     progress(Stage::Done);
-    Ok(character)
+    Ok(Rigged { character, template })
 }

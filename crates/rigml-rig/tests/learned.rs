@@ -8,7 +8,7 @@ use glam::Vec3;
 use rigml_core::Mesh;
 use rigml_eval::deformation::normalisation;
 use rigml_eval::skeleton_metrics::{score, JointSet};
-use rigml_rig::{Learned, SkeletonPlacer};
+use rigml_rig::{LearnedPlacer, SkeletonPlacer};
 
 /// Measured with the embedded model: 0.0544 (`rigml eval --split val --methods
 /// rig-auto,rig-learned`, 24 joints for the GT 51); the bound leaves room for float differences.
@@ -23,7 +23,7 @@ fn the_embedded_model_places_a_valid_skeleton_in_the_val_wolf() {
         .expect("wolf in the manifest");
     assert_eq!(row.get("split"), "val");
     let wolf = rigml_io::load(&row.path()).unwrap();
-    let learned = Learned::embedded().unwrap();
+    let learned = LearnedPlacer::embedded().unwrap();
     let placed = learned.place(&wolf.mesh).unwrap();
     placed.validate().unwrap();
     let skeleton = placed.to_skeleton().unwrap();
@@ -44,7 +44,7 @@ fn the_embedded_model_places_a_valid_skeleton_in_the_val_wolf() {
 
 #[test]
 fn broken_meshes_are_errors_not_panics() {
-    let learned = Learned::embedded().unwrap();
+    let learned = LearnedPlacer::embedded().unwrap();
     let mut mesh = Mesh::default();
     assert!(learned.place(&mesh).is_err(), "empty");
     mesh.positions = vec![Vec3::ZERO, Vec3::X, Vec3::new(f32::NAN, 0.0, 0.0)];

@@ -24,8 +24,8 @@ use glam::Vec3;
 use rayon::prelude::*;
 use rigml_core::{Mesh, Skeleton, Skin};
 use rigml_geom::{segment_distance, VoxelGrid};
-use search::{bone_labels, nearest_distances, JointSeeds, JOINT_MASK, UNITS};
-use solid::Solid;
+use search::{bone_labels, nearest_distances, JointSeeds, JOINT_MASK};
+use solid::{Solid, UNITS};
 
 /// Geodesic voxel binding.
 #[derive(Debug, Clone, Copy)]

@@ -15,10 +15,6 @@
 use super::solid::Solid;
 use rayon::prelude::*;
 
-/// Distances are integers in units of `1 / UNITS` voxel, so that the queue is a ring of buckets
-/// instead of a binary heap.
-pub const UNITS: f32 = 16.0;
-
 /// Buckets in the ring: more than the largest step (√3 voxels = 28 units).
 const RING: usize = 32;
 

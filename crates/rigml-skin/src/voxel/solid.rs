@@ -2,8 +2,11 @@
 //! search state is a dense array over the solid only (a tenth to a half of the grid), plus the
 //! 26-neighbourhood as grid offsets with their step costs.
 
-use super::search::UNITS;
 use rigml_geom::{Cell, VoxelGrid};
+
+/// Step costs and search distances are integers in units of `1 / UNITS` voxel, so that the
+/// search's queue is a ring of buckets instead of a binary heap.
+pub const UNITS: f32 = 16.0;
 
 /// Marks a grid voxel that is not solid in [`Solid::index`].
 pub const NOT_SOLID: u32 = u32::MAX;
