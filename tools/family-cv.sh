@@ -6,7 +6,7 @@
 # geometric solvers, in one report (`rigml eval --folds K --fold-models ...`).
 #
 # Usage: tools/family-cv.sh OUT_DIR [K] [-- extra rigml train flags]
-#   RIGML=path/to/rigml (default target/release/rigml), DATA=../shared/data,
+#   RIGML=path/to/rigml (default target/release/rigml, built with `--features train`), DATA=../shared/data,
 #   METHODS=learned,voxel,heat (what the report scores), EVAL_FLAGS (e.g. --no-deformation).
 # Example (a short recipe, for comparing settings; about 2 minutes of training per fold):
 #   tools/family-cv.sh cv-short 5 -- --steps 1500 --max-vertices 2000 --posed-copies 1 --members 1

@@ -21,6 +21,10 @@ use std::time::Instant;
 /// Train the learned skin-weight model on a manifest split.
 #[derive(clap::Args)]
 #[command(after_help = "\
+Needs a build with training (the `train` cargo feature, which builds burn; the default build
+leaves it out): cargo build --release --features train, or
+cargo install --path crates/rigml-cli --features train.
+
 Examples:
   rigml train --split train --val val -o skin.safetensors
   rigml train --data ../shared/data --split train --steps 200 -o quick.safetensors --force
@@ -298,8 +302,9 @@ pub fn run(args: &Args) -> Result<String> {
         checkpoint_every: args.checkpoint_every,
     };
     config.validate()?;
-    // Before any work: a GPU build on a machine without a usable GPU stops here.
-    let device = rigml_learn::training_device()?;
+    // Before any work: a build without training, or a GPU build on a machine without a usable
+    // GPU, stops here.
+    let device = rigml_learn::training_device_name()?;
     if args.output.exists() && !args.force {
         bail!("{}: exists (use --force to replace it)", args.output.display());
     }
@@ -355,7 +360,7 @@ pub fn run(args: &Args) -> Result<String> {
     rigml_io::atomic::write(&curves, &rigml_learn::curves::png(&histories)?, args.force)?;
     let summary = summarise(args, &curves, first);
     let summary = Summary {
-        device: format!("{device:?}"),
+        device: device.clone(),
         seconds_features: runs.iter().map(|r| r.seconds_features).sum(),
         seconds_training: runs.iter().map(|r| r.seconds_training).sum(),
         thresholds: chosen.map(|c| (c.relative, c.absolute, c.objective)),

@@ -21,6 +21,10 @@ use std::time::Instant;
 /// Train the learned skeleton predictor on a manifest split.
 #[derive(clap::Args)]
 #[command(after_help = "\
+Needs a build with training (the `train` cargo feature, which builds burn; the default build
+leaves it out): cargo build --release --features train, or
+cargo install --path crates/rigml-cli --features train.
+
 Examples:
   rigml train-skeleton --split train --val val -o skel.safetensors
   rigml train-skeleton --data ../shared/data --steps 200 --seed 2 -o quick.safetensors --force
@@ -305,8 +309,9 @@ pub fn run(args: &Args) -> Result<String> {
         checkpoint_every: args.checkpoint_every,
     };
     config.validate()?;
-    // Before any work: a GPU build on a machine without a usable GPU stops here.
-    let device = rigml_learn::training_device()?;
+    // Before any work: a build without training, or a GPU build on a machine without a usable
+    // GPU, stops here.
+    let device = rigml_learn::training_device_name()?;
     if args.copies > MAX_COPIES {
         bail!(
             "--copies must be at most {MAX_COPIES} (every copy is held in memory), got {}",
@@ -404,7 +409,7 @@ pub fn run(args: &Args) -> Result<String> {
     let summary = Summary {
         model: args.output.display().to_string(),
         curves: curves.display().to_string(),
-        device: format!("{device:?}"),
+        device: device.clone(),
         characters: ids.len(),
         clouds: train_clouds.len(),
         val_clouds: val_clouds.len(),

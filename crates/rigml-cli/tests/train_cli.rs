@@ -61,7 +61,7 @@ fn an_ensemble_is_trained_saved_and_used() {
     if !cfg!(feature = "wgpu") {
         assert_eq!(
             summary["device"],
-            format!("{:?}", rigml_learn::device()),
+            rigml_learn::training_device_name().unwrap(),
             "the CPU build trains on the CPU"
         );
     }
@@ -152,7 +152,7 @@ fn the_skeleton_trainer_writes_a_model_its_curves_and_a_checkpoint() {
     if !cfg!(feature = "wgpu") {
         assert_eq!(
             summary["device"],
-            format!("{:?}", rigml_learn::device()),
+            rigml_learn::training_device_name().unwrap(),
             "the CPU build trains on the CPU"
         );
     }

@@ -1,4 +1,4 @@
-//! Inference-only forward pass of [`crate::model::Net`] over the saved weights: plain f32
+//! Inference-only forward pass of the skin network (layout in [`crate::model`]) over the saved weights: plain f32
 //! matrix products (`matrixmultiply::sgemm`) on chunks of vertices, in parallel with rayon.
 //!
 //! Why not burn at inference: the network is tiny (four linear layers of width 64) and the
@@ -20,17 +20,20 @@ const VERTS: usize = 256;
 /// Logit of padded candidate slots (as the burn network's).
 const PAD_LOGIT: f32 = -1.0e4;
 
-/// One linear layer, `y = x W + b`, `W` row-major `[input, output]` as burn stores it.
+/// One linear layer, `y = x W + b`, `W` row-major `[input, output]` as burn stores it (the
+/// skeleton network's hand-written pass uses it too).
 #[derive(Debug, Clone, PartialEq)]
-struct Layer {
-    input: usize,
-    output: usize,
+pub(crate) struct Layer {
+    pub(crate) input: usize,
+    pub(crate) output: usize,
     weight: Vec<f32>,
-    bias: Vec<f32>,
+    pub(crate) bias: Vec<f32>,
 }
 
 impl Layer {
-    fn load(weights: &Weights, name: &str, input: usize, output: usize) -> Result<Layer, LearnError> {
+    /// The layer `name` of `weights` (`name.weight` `[input, output]`, `name.bias` `[output]`),
+    /// shapes and finiteness checked.
+    pub(crate) fn load(weights: &Weights, name: &str, input: usize, output: usize) -> Result<Layer, LearnError> {
         let get = |key: String, shape: &[usize]| checked_tensor(weights, &key, shape).map_err(LearnError::Model);
         Ok(Layer {
             input,
@@ -42,7 +45,7 @@ impl Layer {
 
     /// `out[rows, output] = x[rows, input_used] · W[row_from..row_from + input_used, :]` (the
     /// weight rows of a slice of the input features; the bias is left to the caller).
-    fn apply(&self, x: &[f32], rows: usize, input_used: usize, row_from: usize, out: &mut [f32]) {
+    pub(crate) fn apply(&self, x: &[f32], rows: usize, input_used: usize, row_from: usize, out: &mut [f32]) {
         let w = &self.weight[row_from * self.output..(row_from + input_used) * self.output];
         assert!(x.len() >= rows * input_used && out.len() >= rows * self.output);
         // SAFETY: the slices hold at least `rows * input_used`, `input_used * output` and
@@ -69,7 +72,7 @@ impl Layer {
     }
 
     /// `out[rows, output] = relu(x[rows, input] W + b)`.
-    fn relu(&self, x: &[f32], rows: usize, out: &mut [f32]) {
+    pub(crate) fn relu(&self, x: &[f32], rows: usize, out: &mut [f32]) {
         self.apply(x, rows, self.input, 0, out);
         for row in out.chunks_exact_mut(self.output) {
             row.iter_mut().zip(&self.bias).for_each(|(y, b)| *y = (*y + b).max(0.0));
@@ -91,7 +94,7 @@ pub struct Dense {
 
 impl Dense {
     /// Take the weights of a single-network `model` (same names and shapes as
-    /// [`crate::Net::from_weights`]).
+    /// `crate::net::Net::from_weights`).
     pub fn new(model: &ModelFile) -> Result<Dense, LearnError> {
         Dense::from_weights(&model.weights)
     }
@@ -309,10 +312,13 @@ impl Ensemble {
     }
 }
 
-#[cfg(test)]
+// The tests compare against the burn network, so they need the `train` feature (which
+// `cargo test --workspace` turns on through rigml-cli's dev-dependencies).
+#[cfg(all(test, feature = "train"))]
 mod tests {
     use super::*;
-    use crate::model::{tensor_values, Net, NetConfig};
+    use crate::model::NetConfig;
+    use crate::net::{tensor_values, Net};
     use burn::tensor::activation::softmax;
     use burn::tensor::{Tensor, TensorData};
     use rand::{Rng, SeedableRng};

@@ -14,16 +14,17 @@
 //! The default model, trained by `rigml train-skeleton`, is embedded in the binary.
 
 pub mod data;
+pub mod forward;
 pub mod joints;
 pub mod net;
 pub mod points;
 pub mod train;
 
 use crate::model::ModelFile;
-use crate::{device, LearnError};
+use crate::LearnError;
+use forward::SkeletonForward;
 use glam::Vec3;
 use joints::{Settings, Tree, Vote};
-use net::SkeletonNet;
 use points::{Frame, FEATURES, POINTS, TARGETS};
 use rigml_geom::{Cell, VoxelGrid};
 use std::path::Path;
@@ -75,7 +76,7 @@ impl Predictor {
     /// A predictor for `model` (checked: every tensor present with the right shape) with the
     /// settings stored in it.
     pub fn new(model: ModelFile) -> Result<Predictor, LearnError> {
-        SkeletonNet::from_weights(&model.weights, &device())?;
+        SkeletonForward::from_weights(&model.weights)?;
         let settings = Settings::from_metadata(|k| model.setting(k));
         Ok(Predictor { model, settings })
     }
@@ -101,8 +102,7 @@ impl Predictor {
 
     /// Raw network outputs `[n * TARGETS]` for a normalised cloud's features.
     pub fn outputs(&self, features: &[f32]) -> Result<Vec<f32>, LearnError> {
-        let device = device();
-        SkeletonNet::from_weights(&self.model.weights, &device)?.predict(features, &device)
+        SkeletonForward::from_weights(&self.model.weights)?.predict(features)
     }
 
     /// Sample the mesh, run the network (twice when symmetric) and collect the votes.
@@ -113,10 +113,9 @@ impl Predictor {
         let solid = VoxelGrid::new(&unit, triangles, SOLID_RESOLUTION)
             .ok_or_else(|| LearnError::Data("the mesh gives no voxels".into()))?;
         let symmetric = mirror_score(&solid) >= SYMMETRY;
-        let device = device();
-        let net = SkeletonNet::from_weights(&self.model.weights, &device)?;
+        let net = SkeletonForward::from_weights(&self.model.weights)?;
         let mut votes = Vec::with_capacity(2 * POINTS);
-        let out = net.predict(&cloud.features, &device)?;
+        let out = net.predict(&cloud.features)?;
         collect(&cloud.points, &out, false, &mut votes);
         if symmetric {
             let mut mirrored = cloud.features.clone();
@@ -124,7 +123,7 @@ impl Predictor {
                 MIRRORED_FEATURES.iter().for_each(|&c| row[c] = -row[c]);
             }
             let flipped: Vec<Vec3> = cloud.points.iter().map(|p| Vec3::new(-p.x, p.y, p.z)).collect();
-            let out = net.predict(&mirrored, &device)?;
+            let out = net.predict(&mirrored)?;
             collect(&flipped, &out, true, &mut votes);
         }
         let centre = cloud.points.iter().copied().sum::<Vec3>() / cloud.points.len().max(1) as f32;

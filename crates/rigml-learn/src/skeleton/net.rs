@@ -2,16 +2,23 @@
 //! (each point's features are concatenated with the max over the whole cloud, twice), giving
 //! per point the offset to its nearest joint, a confidence logit and the log joint spacing.
 //! Weights are stored as named f32 tensors in a safetensors file with the clustering settings
-//! in its metadata.
+//! in its metadata. This module reads such files; the burn network that trains them (and the
+//! writing of a trained one) is built only with the `train` feature. Inference runs the same
+//! layers by hand ([`super::forward`]).
 
-use super::points::{FEATURES, TARGETS};
-use crate::model::{checked_tensor, tensor_values, ModelFile};
+use crate::model::ModelFile;
 use crate::LearnError;
-use burn::module::{Module, Param};
-use burn::nn::{Linear, LinearConfig};
-use burn::tensor::activation::relu;
-use burn::tensor::{Device, Tensor, TensorData};
-use std::collections::HashMap;
+#[cfg(feature = "train")]
+use {
+    super::points::{FEATURES, TARGETS},
+    crate::model::checked_tensor,
+    crate::net::tensor_values,
+    burn::module::{Module, Param},
+    burn::nn::{Linear, LinearConfig},
+    burn::tensor::activation::relu,
+    burn::tensor::{Device, Tensor, TensorData},
+    std::collections::HashMap,
+};
 
 /// Version of the skeleton features and network layout; model files carry it.
 pub const SKELETON_VERSION: u32 = 1;
@@ -19,6 +26,7 @@ pub const SKELETON_VERSION: u32 = 1;
 pub const KEY_VERSION: &str = "rigml.skeleton.version";
 
 /// Point MLP with global context. Input `[B, N, FEATURES]`, output `[B, N, TARGETS]`.
+#[cfg(feature = "train")]
 #[derive(Module, Debug)]
 pub struct SkeletonNet {
     pub embed: Linear,
@@ -29,6 +37,7 @@ pub struct SkeletonNet {
 }
 
 /// Layer names, inputs and outputs for a hidden width `h`.
+#[cfg(feature = "train")]
 fn layout(h: usize) -> [(&'static str, usize, usize); 5] {
     [
         ("embed", FEATURES, h),
@@ -39,6 +48,7 @@ fn layout(h: usize) -> [(&'static str, usize, usize); 5] {
     ]
 }
 
+#[cfg(feature = "train")]
 impl SkeletonNet {
     /// A freshly initialised network (the device's seed decides the values).
     pub fn new(hidden: usize, device: &Device) -> SkeletonNet {
@@ -151,6 +161,7 @@ impl SkeletonNet {
 
 /// A skeleton model file: the network's weights plus metadata (training facts, clustering
 /// settings chosen on val).
+#[cfg(feature = "train")]
 pub fn to_file(net: &SkeletonNet, mut metadata: HashMap<String, String>) -> ModelFile {
     metadata.insert(KEY_VERSION.into(), SKELETON_VERSION.to_string());
     ModelFile {

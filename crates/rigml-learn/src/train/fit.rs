@@ -1,0 +1,289 @@
+//! The skin network's training loop in burn (the `train` feature): batches as tensors, the
+//! losses, validation, and the Adam loop with checkpoints.
+
+use super::{History, Losses, TrainConfig, TrainEvent, KEY_STEP};
+use crate::features::{CANDIDATES, FEATURES, PATCH_DIMS, PATCH_POINTS};
+use crate::model::{ModelFile, NetConfig};
+use crate::net::{tensor_values, Net};
+use crate::sample::{Samples, DEFORM, POSES};
+use crate::{training_device, LearnError};
+use burn::module::Module;
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::tensor::{Device, Tensor, TensorData};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
+
+/// One batch as tensors.
+struct Batch {
+    x: Tensor<3>,
+    mask: Tensor<2>,
+    target: Tensor<2>,
+    deform: Tensor<3>,
+    patch: Tensor<3>,
+}
+
+fn batch(samples: &Samples, index: &[usize], device: &Device) -> Batch {
+    let b = index.len();
+    let mut x = Vec::with_capacity(b * CANDIDATES * FEATURES);
+    let mut mask = Vec::with_capacity(b * CANDIDATES);
+    let mut target = Vec::with_capacity(b * CANDIDATES);
+    let mut deform = Vec::with_capacity(b * CANDIDATES * DEFORM);
+    let points = PATCH_POINTS * PATCH_DIMS;
+    let mut patch = Vec::with_capacity(b * points);
+    for &i in index {
+        patch.extend_from_slice(&samples.patch[i * points..(i + 1) * points]);
+        x.extend_from_slice(&samples.x[i * CANDIDATES * FEATURES..(i + 1) * CANDIDATES * FEATURES]);
+        mask.extend_from_slice(&samples.mask[i * CANDIDATES..(i + 1) * CANDIDATES]);
+        target.extend_from_slice(&samples.target[i * CANDIDATES..(i + 1) * CANDIDATES]);
+        deform.extend_from_slice(&samples.deform[i * CANDIDATES * DEFORM..(i + 1) * CANDIDATES * DEFORM]);
+    }
+    Batch {
+        x: Tensor::from_data(TensorData::new(x, [b, CANDIDATES, FEATURES]), device),
+        mask: Tensor::from_data(TensorData::new(mask, [b, CANDIDATES]), device),
+        target: Tensor::from_data(TensorData::new(target, [b, CANDIDATES]), device),
+        deform: Tensor::from_data(TensorData::new(deform, [b, CANDIDATES, DEFORM]), device),
+        patch: Tensor::from_data(TensorData::new(patch, [b, PATCH_POINTS, PATCH_DIMS]), device),
+    }
+}
+
+/// `(total, kl, deform)` loss tensors (each of one element) of a batch.
+fn losses(net: &Net, batch: Batch, deform_weight: f32) -> (Tensor<1>, Tensor<1>, Tensor<1>) {
+    let [b, k] = batch.mask.dims();
+    let log_p = net.log_probs(batch.x, batch.mask, batch.patch);
+    let kl = (batch.target.clone() * log_p.clone()).sum_dim(1).neg().mean();
+    // Rows without GT mass in the candidates have an all-zero target: no deformation term.
+    let valid = batch.target.clone().sum_dim(1).reshape([b, 1, 1]);
+    let diff = (log_p.exp() - batch.target).reshape([b, k, 1]);
+    let moved = (diff * batch.deform).sum_dim(1).reshape([b, POSES, 3]);
+    let err = (moved.powi_scalar(2).sum_dim(2) + 1e-10).sqrt() * valid;
+    let deform = err.mean();
+    let total = kl.clone() + deform.clone() * deform_weight;
+    (total, kl, deform)
+}
+
+fn scalar(t: Tensor<1>) -> f32 {
+    tensor_values(t.into_data()).first().copied().unwrap_or(f32::NAN)
+}
+
+/// Mean losses of `net` over (up to `limit` evenly spaced) samples, without gradients, on the
+/// device the network lives on.
+pub fn evaluate(net: &Net, samples: &Samples, deform_weight: f32, limit: usize) -> Losses {
+    let device = net.device();
+    let n = samples.len();
+    if n == 0 {
+        return Losses::default();
+    }
+    let take = limit.clamp(1, n);
+    let index: Vec<usize> = (0..take).map(|i| i * n / take).collect();
+    let mut sum = Losses::default();
+    let mut count = 0.0f32;
+    for chunk in index.chunks(4096) {
+        let (total, kl, deform) = losses(net, batch(samples, chunk, &device), deform_weight);
+        let w = chunk.len() as f32;
+        sum.total += scalar(total) * w;
+        sum.kl += scalar(kl) * w;
+        sum.deform += scalar(deform) * w;
+        count += w;
+    }
+    Losses {
+        total: sum.total / count,
+        kl: sum.kl / count,
+        deform: sum.deform / count,
+    }
+}
+
+/// Train a network on `train` (validating on `val`). `resume` continues from a saved model
+/// (its weights and step count; the optimiser moments restart from zero). `metadata` is
+/// stored in every model emitted. `on_event` may stop the run by returning an error.
+pub fn train(
+    train: &Samples,
+    val: Option<&Samples>,
+    config: &TrainConfig,
+    resume: Option<&ModelFile>,
+    metadata: &HashMap<String, String>,
+    on_event: &mut dyn FnMut(TrainEvent) -> Result<(), LearnError>,
+) -> Result<(ModelFile, History), LearnError> {
+    if train.is_empty() {
+        return Err(LearnError::Train("no training samples".into()));
+    }
+    for (what, samples) in [("training", Some(train)), ("validation", val)] {
+        if samples.is_some_and(|s| !s.is_whole()) {
+            return Err(LearnError::Train(format!(
+                "the {what} samples' arrays do not all describe the same samples"
+            )));
+        }
+    }
+    config.validate()?;
+    let device = training_device()?.autodiff();
+    device.seed(config.seed);
+    let (mut net, first_step) = match resume {
+        Some(model) => {
+            let step = model.metadata.get(KEY_STEP).and_then(|s| s.parse().ok()).unwrap_or(0);
+            (model.net(&device)?, step)
+        }
+        None => (
+            Net::new(
+                NetConfig {
+                    hidden: config.hidden,
+                    patch: config.patch,
+                },
+                &device,
+            ),
+            0,
+        ),
+    };
+    let mut optimizer = AdamConfig::new().init();
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5eed_ba7c);
+    // A resumed run replays the batch stream so that it sees what an uninterrupted run would.
+    for _ in 0..first_step * config.batch {
+        let _: usize = rng.random_range(0..train.len());
+    }
+    let model_at = |net: &Net, step: usize| {
+        let mut meta = metadata.clone();
+        meta.insert(KEY_STEP.into(), step.to_string());
+        ModelFile::from_net(&net.valid(), meta)
+    };
+    let mut history = History::default();
+    let val_limit = 20_000;
+    for step in first_step..config.steps {
+        let progress = step as f64 / config.steps.max(1) as f64;
+        let lr = config.learning_rate * (0.05 + 0.95 * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()));
+        let index: Vec<usize> = (0..config.batch).map(|_| rng.random_range(0..train.len())).collect();
+        let (total, kl, deform) = losses(&net, batch(train, &index, &device), config.deform_weight);
+        let grads = GradientsParams::from_grads(total.backward(), &net);
+        net = optimizer.step(lr, net, grads);
+        let losses = Losses {
+            total: scalar(total),
+            kl: scalar(kl),
+            deform: scalar(deform),
+        };
+        if !losses.total.is_finite() {
+            return Err(LearnError::Train(format!(
+                "the loss became {} at step {step}",
+                losses.total
+            )));
+        }
+        history.train.push((step + 1, losses));
+        on_event(TrainEvent::Step {
+            step: step + 1,
+            total: config.steps,
+            losses,
+        })?;
+        let last = step + 1 == config.steps;
+        if let Some(val) = val {
+            if last || (config.val_every > 0 && (step + 1) % config.val_every == 0) {
+                let losses = evaluate(&net.valid(), val, config.deform_weight, val_limit);
+                history.val.push((step + 1, losses));
+                on_event(TrainEvent::Val { step: step + 1, losses })?;
+            }
+        }
+        if config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0 && !last {
+            let model = model_at(&net, step + 1);
+            on_event(TrainEvent::Checkpoint {
+                step: step + 1,
+                model: &model,
+            })?;
+        }
+    }
+    Ok((model_at(&net, config.steps.max(first_step)), history))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::train::MAX_HIDDEN;
+
+    #[test]
+    fn ragged_samples_are_refused() {
+        let mut target = vec![0.0; CANDIDATES];
+        target[0] = 1.0;
+        let whole = Samples {
+            x: vec![0.0; CANDIDATES * FEATURES],
+            mask: vec![1.0; CANDIDATES],
+            target,
+            deform: vec![0.0; CANDIDATES * DEFORM],
+            patch: vec![0.0; PATCH_POINTS * PATCH_DIMS],
+            asset: vec![0],
+            coverage_loss: vec![0.0],
+        };
+        assert!(whole.is_whole());
+        let config = TrainConfig {
+            steps: 1,
+            batch: 1,
+            hidden: 2,
+            patch: 2,
+            val_every: 0,
+            checkpoint_every: 0,
+            ..TrainConfig::default()
+        };
+        let run = |train: &Samples, val: Option<&Samples>| {
+            super::train(train, val, &config, None, &HashMap::new(), &mut |_| Ok(())).map(|_| ())
+        };
+        assert!(run(&whole, Some(&whole)).is_ok());
+        let mut ragged = whole.clone();
+        ragged.patch.pop();
+        assert!(!ragged.is_whole());
+        assert!(matches!(run(&ragged, None), Err(LearnError::Train(_))));
+        assert!(matches!(run(&whole, Some(&ragged)), Err(LearnError::Train(_))));
+    }
+
+    #[test]
+    fn settings_that_cannot_train_are_refused() {
+        assert!(TrainConfig::default().validate().is_ok());
+        let bad = [
+            TrainConfig {
+                steps: 0,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                batch: 0,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                hidden: 0,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                hidden: MAX_HIDDEN + 1,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                learning_rate: 0.0,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                learning_rate: -1e-3,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                learning_rate: f64::NAN,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                learning_rate: f64::INFINITY,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                deform_weight: -0.5,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                deform_weight: f32::NAN,
+                ..TrainConfig::default()
+            },
+        ];
+        for config in &bad {
+            assert!(
+                matches!(config.validate(), Err(LearnError::Train(_))),
+                "{config:?} was accepted"
+            );
+        }
+        // A zero deformation weight (KL only) is a valid choice.
+        let kl_only = TrainConfig {
+            deform_weight: 0.0,
+            ..TrainConfig::default()
+        };
+        assert!(kl_only.validate().is_ok());
+    }
+}
