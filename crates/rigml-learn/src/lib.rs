@@ -10,7 +10,7 @@
 //! `burn` (autodiff and the Adam optimiser), which only the `train` cargo feature builds: burn is
 //! about half of a cold build, and a user who only rigs and skins does not pay for it. Without
 //! the feature, [`train::train`] and [`skeleton::train::train`] return
-//! [`LearnError::NoTraining`]. With it, training runs on [`training_device`]: burn's CPU
+//! [`LearnError::NoTraining`]. With it, training runs on `training_device`: burn's CPU
 //! (ndarray) backend, or a GPU with the `wgpu` feature (not built in CI; burn's CubeCL wgpu
 //! runtime over Vulkan, Metal or DX12).
 
@@ -55,7 +55,7 @@ pub enum LearnError {
     NoTraining,
 }
 
-/// What [`training_device`] is, as a summary names it (e.g. `Device<NdArray(Cpu)>`), or
+/// What `training_device` is, as a summary names it (e.g. `Device<NdArray(Cpu)>`), or
 /// [`LearnError::NoTraining`] in a build without the `train` feature. A wgpu build on a machine
 /// where wgpu finds no adapter gets its error here, before any work.
 pub fn training_device_name() -> Result<String, LearnError> {

@@ -2,6 +2,9 @@
 //! batches of (vertex, candidates) samples, a cosine learning-rate decay, periodic validation
 //! and checkpoints. Deterministic on the CPU for a given seed (parameter init from the device seed,
 //! batches from a ChaCha stream).
+//!
+//! This module holds what every build needs (settings, losses, events, the metadata key of a
+//! checkpoint's step); the loop itself, in burn, is `fit`, built with the `train` feature.
 
 use crate::model::ModelFile;
 use crate::LearnError;

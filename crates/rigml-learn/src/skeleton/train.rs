@@ -2,6 +2,9 @@
 //! SPACING_WEIGHT · L1(log spacing)` over batches of whole clouds, cosine learning-rate decay,
 //! periodic validation and checkpoints. Deterministic for a given seed (parameters from the
 //! burn device seed, batches from a ChaCha stream); a resumed run replays the batch stream.
+//!
+//! This module holds what every build needs (settings, losses, events, the metadata key of a
+//! checkpoint's step); the loop itself, in burn, is `fit`, built with the `train` feature.
 
 use crate::LearnError;
 #[cfg(not(feature = "train"))]
