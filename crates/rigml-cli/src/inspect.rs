@@ -1,7 +1,7 @@
 //! `rigml inspect FILE [--json]`: what a character file holds and what looks wrong with it.
 
 use anyhow::Result;
-use rigml_core::{Character, Skeleton};
+use rigml_core::{Character, Problem, Skeleton};
 use rigml_io::Format;
 use serde::Serialize;
 use std::fmt::Write;
@@ -95,6 +95,10 @@ struct SkeletonReport {
     roots: Vec<String>,
     /// Joints on the longest root-to-leaf chain (1 for a lone root, 0 without joints).
     depth: usize,
+    /// Control joints that carry no weight by design (a ground root above the hips, IK pole
+    /// targets: what `rigml rig` adds, and game rigs' root): not counted as joints without
+    /// weight among the problems.
+    controls: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -200,6 +204,7 @@ impl Report {
                     .filter_map(|j| c.skeleton.names.get(j).cloned())
                     .collect(),
                 depth: depth(&c.skeleton),
+                controls: weightless_controls(c),
             },
             skin: c.skin.as_ref().map(|skin| SkinReport {
                 cap: skin.max_influences(),
@@ -236,7 +241,7 @@ impl Report {
                 .collect(),
             bounds: bounds(c),
             size: c.size(),
-            problems: c.problems().iter().map(|p| p.to_string()).collect(),
+            problems: problems(c),
             repairs: Vec::new(),
         }
     }
@@ -326,6 +331,13 @@ impl Report {
             if k.roots.len() == 1 { "" } else { "s" },
             abbreviate(&k.roots)
         );
+        if !k.controls.is_empty() {
+            let _ = writeln!(
+                s,
+                "  control joints without weight (by design): {}",
+                abbreviate(&k.controls)
+            );
+        }
         match &self.skin {
             Some(skin) => {
                 let histogram: Vec<String> = skin
@@ -377,6 +389,43 @@ impl Report {
         }
         s
     }
+}
+
+/// Names of the control joints (`rigml_rig::controls`: a ground root, IK pole targets) that no
+/// vertex is weighted to; all of them when the file has no skin.
+fn weightless_controls(c: &Character) -> Vec<String> {
+    let mut used = vec![false; c.skeleton.joint_count()];
+    if let Some(skin) = &c.skin {
+        for i in skin.rows().flatten() {
+            if let Some(u) = used.get_mut(i.joint as usize) {
+                *u = true;
+            }
+        }
+    }
+    rigml_rig::controls(&c.skeleton)
+        .into_iter()
+        .zip(&c.skeleton.names)
+        .zip(used)
+        .filter(|((control, _), used)| *control && !used)
+        .map(|((_, name), _)| name.clone())
+        .collect()
+}
+
+/// `Character::problems` as sentences, weightless control joints not counted as joints
+/// without weight (they are listed in the skeleton's report instead).
+fn problems(c: &Character) -> Vec<String> {
+    let controls = weightless_controls(c).len();
+    c.problems()
+        .into_iter()
+        .filter_map(|p| match p {
+            Problem::UnusedJoints { count } if c.skin.is_some() => {
+                let count = count.saturating_sub(controls);
+                (count > 0).then_some(Problem::UnusedJoints { count })
+            }
+            other => Some(other),
+        })
+        .map(|p| p.to_string())
+        .collect()
 }
 
 /// Joints on the longest root-to-leaf chain. Parents come first (a validated skeleton), so

@@ -106,6 +106,12 @@ fn demo_rigs_the_bare_mesh_and_retargets_the_walk_onto_it() {
     );
     assert!(deepest > -0.02, "no foot sinks into the ground: {deepest} H");
 
+    // `rigml inspect`, the first command the demo suggests, finds no problem: the ground root
+    // carries no weight by design and is listed as a control joint.
+    let r = inspect_json(dir.path(), "out/rigml-demo.glb");
+    assert_eq!(r["problems"], serde_json::json!([]), "{r}");
+    assert_eq!(r["skeleton"]["controls"], serde_json::json!(["root"]), "{r}");
+
     // The picture: weights (3 panels of 384) above six 192-pixel frames of the walk.
     let png = std::fs::read(dir.path().join("out").join("rigml-demo.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
