@@ -143,9 +143,7 @@ pub fn run(args: &Args) -> Result<String> {
         joints: character.skeleton.joint_count(),
         joint_names: character.skeleton.names.clone(),
         max_influences: skin.map_or(0, |s| s.influences_max()),
-        unweighted_vertices: skin.map_or(character.mesh.vertex_count(), |s| {
-            (0..s.vertex_count()).filter(|&v| s.influences(v).is_empty()).count()
-        }),
+        unweighted_vertices: skin.map_or(character.mesh.vertex_count(), |s| s.unskinned_count()),
         clip: character.clips[0].name.clone(),
         frames: walk.frames,
         fps: walk.fps,

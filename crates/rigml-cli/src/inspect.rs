@@ -163,6 +163,8 @@ pub fn format_name(format: Format) -> &'static str {
 impl Report {
     fn new(file: &str, format: Format, c: &Character) -> Report {
         let mesh = &c.mesh;
+        let controls = weightless_controls(c);
+        let problems = problems(c, controls.len());
         Report {
             file: file.to_string(),
             format: format_name(format),
@@ -204,7 +206,7 @@ impl Report {
                     .filter_map(|j| c.skeleton.names.get(j).cloned())
                     .collect(),
                 depth: depth(&c.skeleton),
-                controls: weightless_controls(c),
+                controls,
             },
             skin: c.skin.as_ref().map(|skin| SkinReport {
                 cap: skin.max_influences(),
@@ -241,7 +243,7 @@ impl Report {
                 .collect(),
             bounds: bounds(c),
             size: c.size(),
-            problems: problems(c),
+            problems,
             repairs: Vec::new(),
         }
     }
@@ -394,14 +396,11 @@ impl Report {
 /// Names of the control joints (`rigml_rig::controls`: a ground root, IK pole targets) that no
 /// vertex is weighted to; all of them when the file has no skin.
 fn weightless_controls(c: &Character) -> Vec<String> {
-    let mut used = vec![false; c.skeleton.joint_count()];
-    if let Some(skin) = &c.skin {
-        for i in skin.rows().flatten() {
-            if let Some(u) = used.get_mut(i.joint as usize) {
-                *u = true;
-            }
-        }
-    }
+    let joints = c.skeleton.joint_count();
+    let used = c
+        .skin
+        .as_ref()
+        .map_or_else(|| vec![false; joints], |s| s.joints_used(joints));
     rigml_rig::controls(&c.skeleton)
         .into_iter()
         .zip(&c.skeleton.names)
@@ -411,10 +410,9 @@ fn weightless_controls(c: &Character) -> Vec<String> {
         .collect()
 }
 
-/// `Character::problems` as sentences, weightless control joints not counted as joints
-/// without weight (they are listed in the skeleton's report instead).
-fn problems(c: &Character) -> Vec<String> {
-    let controls = weightless_controls(c).len();
+/// `Character::problems` as sentences, the `controls` weightless control joints not counted
+/// as joints without weight (they are listed in the skeleton's report instead).
+fn problems(c: &Character, controls: usize) -> Vec<String> {
     c.problems()
         .into_iter()
         .filter_map(|p| match p {

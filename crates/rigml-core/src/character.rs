@@ -84,14 +84,7 @@ impl Character {
             if count > 0 {
                 problems.push(Problem::UnskinnedVertices { count });
             }
-            let mut used = vec![false; self.skeleton.joint_count()];
-            for row in skin.rows() {
-                for i in row {
-                    if let Some(u) = used.get_mut(i.joint as usize) {
-                        *u = true;
-                    }
-                }
-            }
+            let used = skin.joints_used(self.skeleton.joint_count());
             let count = used.iter().filter(|u| !**u).count();
             if count > 0 {
                 problems.push(Problem::UnusedJoints { count });

@@ -109,6 +109,18 @@ impl Skin {
         self.rows().map(|r| r.len()).max().unwrap_or(0)
     }
 
+    /// For each of `joint_count` joints, whether any vertex has an influence on it (joints the
+    /// skin does not know of count as unused).
+    pub fn joints_used(&self, joint_count: usize) -> Vec<bool> {
+        let mut used = vec![false; joint_count];
+        for i in &self.influences {
+            if let Some(u) = used.get_mut(i.joint as usize) {
+                *u = true;
+            }
+        }
+        used
+    }
+
     /// Number of vertices with no influence.
     pub fn unskinned_count(&self) -> usize {
         self.rows().filter(|r| r.is_empty()).count()

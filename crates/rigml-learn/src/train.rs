@@ -55,7 +55,7 @@ impl TrainConfig {
     }
 }
 
-/// Widest hidden layer a trainer accepts.
+/// Widest hidden layer a trainer accepts and a model file may hold.
 pub const MAX_HIDDEN: usize = 4096;
 
 /// The checks every trainer's settings share: at least one step, non-empty batches, a hidden

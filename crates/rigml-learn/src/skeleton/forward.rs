@@ -6,10 +6,8 @@
 use super::points::{FEATURES, TARGETS};
 use crate::forward::Layer;
 use crate::model::Weights;
+use crate::train::MAX_HIDDEN;
 use crate::LearnError;
-
-/// Widest hidden layer a model file may ask for.
-const MAX_HIDDEN: usize = 4096;
 
 /// The skeleton network's five layers, ready for [`SkeletonForward::predict`].
 #[derive(Debug, Clone, PartialEq)]

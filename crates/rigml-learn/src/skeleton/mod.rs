@@ -45,6 +45,8 @@ const MIRRORED_FEATURES: [usize; 5] = [0, 3, 7, 10, 13];
 #[derive(Debug, Clone)]
 pub struct Predictor {
     model: ModelFile,
+    /// The model's network, loaded and checked once.
+    net: SkeletonForward,
     pub settings: Settings,
 }
 
@@ -76,9 +78,9 @@ impl Predictor {
     /// A predictor for `model` (checked: every tensor present with the right shape) with the
     /// settings stored in it.
     pub fn new(model: ModelFile) -> Result<Predictor, LearnError> {
-        SkeletonForward::from_weights(&model.weights)?;
+        let net = SkeletonForward::from_weights(&model.weights)?;
         let settings = Settings::from_metadata(|k| model.setting(k));
-        Ok(Predictor { model, settings })
+        Ok(Predictor { model, net, settings })
     }
 
     /// The default model shipped inside the binary.
@@ -102,7 +104,7 @@ impl Predictor {
 
     /// Raw network outputs `[n * TARGETS]` for a normalised cloud's features.
     pub fn outputs(&self, features: &[f32]) -> Result<Vec<f32>, LearnError> {
-        SkeletonForward::from_weights(&self.model.weights)?.predict(features)
+        self.net.predict(features)
     }
 
     /// Sample the mesh, run the network (twice when symmetric) and collect the votes.
@@ -113,9 +115,8 @@ impl Predictor {
         let solid = VoxelGrid::new(&unit, triangles, SOLID_RESOLUTION)
             .ok_or_else(|| LearnError::Data("the mesh gives no voxels".into()))?;
         let symmetric = mirror_score(&solid) >= SYMMETRY;
-        let net = SkeletonForward::from_weights(&self.model.weights)?;
         let mut votes = Vec::with_capacity(2 * POINTS);
-        let out = net.predict(&cloud.features)?;
+        let out = self.net.predict(&cloud.features)?;
         collect(&cloud.points, &out, false, &mut votes);
         if symmetric {
             let mut mirrored = cloud.features.clone();
@@ -123,7 +124,7 @@ impl Predictor {
                 MIRRORED_FEATURES.iter().for_each(|&c| row[c] = -row[c]);
             }
             let flipped: Vec<Vec3> = cloud.points.iter().map(|p| Vec3::new(-p.x, p.y, p.z)).collect();
-            let out = net.predict(&mirrored)?;
+            let out = self.net.predict(&mirrored)?;
             collect(&flipped, &out, true, &mut votes);
         }
         let centre = cloud.points.iter().copied().sum::<Vec3>() / cloud.points.len().max(1) as f32;

@@ -119,7 +119,7 @@ impl SkeletonNet {
         let hidden = weights
             .get("embed.weight")
             .and_then(|(shape, _)| shape.get(1).copied())
-            .filter(|&h| h > 0 && h <= 4096)
+            .filter(|&h| h > 0 && h <= crate::train::MAX_HIDDEN)
             .ok_or_else(|| LearnError::Model("no usable `embed.weight` tensor".into()))?;
         let get = |key: String, shape: &[usize]| checked_tensor(weights, &key, shape).map_err(LearnError::Model);
         let mut layers = Vec::new();
