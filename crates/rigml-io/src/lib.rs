@@ -73,13 +73,16 @@ pub struct SaveOptions {
 #[derive(Debug, Clone)]
 pub struct Loaded {
     pub character: Character,
-    /// One line per repair, naming the place in the file (e.g. glTF vertices whose weights are
-    /// NaN, loaded as unskinned). Empty for clean files.
+    /// One line per repair or left-out item, naming the place in the file (e.g. glTF vertices
+    /// whose weights are NaN, loaded as unskinned), and a line when the file holds nothing to
+    /// rig (no mesh, no skeleton). Empty for clean files.
     pub warnings: Vec<String>,
 }
 
-/// Read any supported file into a validated character. Repairable damage (NaN skin weights)
-/// is repaired; use [`load_with_warnings`] to learn what was repaired.
+/// Read any supported file into a validated character. Repairable damage (NaN skin weights,
+/// clamped FBX indices, invalid UTF-8 in names, ...) is repaired and content rigml does not
+/// keep (points, lines, clips that drive no joint) is left out; use [`load_with_warnings`] to
+/// learn what was repaired or left out.
 pub fn load(path: &Path) -> Result<Character, IoError> {
     load_with_warnings(path).map(|loaded| loaded.character)
 }
@@ -93,13 +96,20 @@ pub fn load_with_warnings(path: &Path) -> Result<Loaded, IoError> {
             warnings = outcome.warnings;
             outcome.character
         }
-        Format::Fbx => fbx::read(path)?,
+        Format::Fbx => {
+            let (character, repairs) = fbx::read_with_warnings(path)?;
+            warnings = repairs;
+            character
+        }
         Format::Obj => obj::read(path)?,
         Format::Bvh => bvh::read(path)?,
         Format::RigNet => rignet::read(path)?,
         Format::MakeHuman => makehuman::read(path)?,
     };
     character.validate().map_err(|e| IoError::invalid(path, e))?;
+    if character.mesh.vertex_count() == 0 && character.skeleton.joint_count() == 0 {
+        warnings.push("holds no mesh and no skeleton: nothing to rig".to_string());
+    }
     Ok(Loaded { character, warnings })
 }
 

@@ -6,7 +6,14 @@
 //! (`parent_world⁻¹ · world`, roots keep their model-space transform), as the rest pose is built
 //! from the bind matrices, so FBX's non-standard scale inheritance, pivots and layers all come
 //! out as ufbx evaluates them. Key times are the stack's own times in seconds (a stack may start
-//! after 0).
+//! after 0, or before it).
+//!
+//! Stacks that cannot be motion of the skeleton are not clips: an empty take (no animated
+//! property, which most exporters write by default) and, in a file without a skeleton, a stack
+//! whose curves are all constant are skipped silently; a stack that moves something in a file
+//! without a skeleton (an animated mesh node, light or camera) and one whose time range cannot
+//! be sampled (keys ±166,666 s apart, over [`MAX_SAMPLES`] keys) are left out with a warning,
+//! since the mesh and skeleton do not depend on them.
 
 use super::skeleton::Joints;
 use super::{dmat, Ctx};
@@ -22,7 +29,7 @@ pub const FALLBACK_FPS: f64 = 30.0;
 /// than exhausting memory.
 pub const MAX_SAMPLES: usize = 10_000_000;
 
-/// One clip per animation stack, in file order.
+/// One clip per animation stack that moves the skeleton, in file order.
 pub fn clips(ctx: &Ctx, scene: &ufbx::Scene, joints: &Joints) -> Result<Vec<Clip>, IoError> {
     let fps = scene.settings.frames_per_second;
     let fps = if fps.is_finite() && fps > 0.0 {
@@ -43,9 +50,36 @@ pub fn clips(ctx: &Ctx, scene: &ufbx::Scene, joints: &Joints) -> Result<Vec<Clip
             name = format!("{base}.{k}");
             k += 1;
         }
-        clips.push(sample_stack(ctx, scene, stack, &name, fps, joints)?);
+        let props: Vec<&ufbx::AnimProp> = stack.layers.iter().flat_map(|l| l.anim_props.iter()).collect();
+        if props.is_empty() {
+            continue; // an empty take
+        }
+        if joints.nodes.is_empty() {
+            // Nothing to move: say so when the stack moves something else (a mesh, a light).
+            if let Some(first) = props.iter().find(|p| moves(p)) {
+                ctx.warn(format!(
+                    "animation stack '{name}': the file has no skeleton, and the motion of {:?} '{}' ({} animated propert(ies) in all) is left out",
+                    first.element.type_,
+                    first.element.name,
+                    props.len()
+                ));
+            }
+            continue;
+        }
+        if let Some(clip) = sample_stack(ctx, scene, stack, &name, fps, joints)? {
+            clips.push(clip);
+        }
     }
     Ok(clips)
+}
+
+/// Whether an animated property changes over time: some curve has two keys of different value.
+fn moves(prop: &ufbx::AnimProp) -> bool {
+    prop.anim_value.curves.iter().flatten().any(|curve| {
+        let mut values = curve.keyframes.iter().map(|k| k.value);
+        let first = values.next();
+        first.is_some_and(|v0| values.any(|v| v != v0))
+    })
 }
 
 /// Frame times from `begin` to `end` (both included) at `fps`.
@@ -68,19 +102,21 @@ fn sample_stack(
     name: &str,
     fps: f64,
     joints: &Joints,
-) -> Result<Clip, IoError> {
-    let times = frame_times(stack.time_begin, stack.time_end, fps).ok_or_else(|| {
-        ctx.err(format!(
-            "animation stack '{name}': bad time range {}..{} (or over {MAX_SAMPLES} frames)",
+) -> Result<Option<Clip>, IoError> {
+    let Some(times) = frame_times(stack.time_begin, stack.time_end, fps) else {
+        ctx.warn(format!(
+            "animation stack '{name}': time range {}..{} s cannot be sampled at {fps} fps (over {MAX_SAMPLES} frames or not a range): left out",
             stack.time_begin, stack.time_end
-        ))
-    })?;
+        ));
+        return Ok(None);
+    };
     let joint_count = joints.skeleton.joint_count();
     if times.len().saturating_mul(joint_count) > MAX_SAMPLES {
-        return Err(ctx.err(format!(
-            "animation stack '{name}': {} frames × {joint_count} joints is over the {MAX_SAMPLES} key limit",
+        ctx.warn(format!(
+            "animation stack '{name}': {} frames × {joint_count} joints is over the {MAX_SAMPLES} key limit: left out",
             times.len()
-        )));
+        ));
+        return Ok(None);
     }
     let mut local: Vec<Vec<Transform>> = vec![Vec::with_capacity(times.len()); joint_count];
     let mut world: Vec<DMat4> = vec![DMat4::IDENTITY; joint_count];
@@ -124,10 +160,10 @@ fn sample_stack(
             keys.iter().map(|k| k.scale).collect::<Vec<Vec3>>(),
         )));
     }
-    Ok(Clip {
+    Ok(Some(Clip {
         name: name.to_string(),
         channels,
-    })
+    }))
 }
 
 /// Quaternions with signs chosen so consecutive keys are in the same hemisphere (linear

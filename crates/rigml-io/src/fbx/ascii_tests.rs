@@ -224,10 +224,46 @@ fn polygon_index_out_of_range_is_an_error() {
     error_of(&QUAD.replace("a: 0,1,2,-4", "a: 0,1,9,-4"));
 }
 
+fn repairs_of(text: &str) -> (rigml_core::Character, Vec<String>) {
+    super::from_bytes_with_warnings(text.as_bytes(), Path::new("quad.fbx")).expect("repairable file must load")
+}
+
 #[test]
-fn uv_index_out_of_range_is_an_error() {
-    let message = error_of(&QUAD.replace("a: 0,1,2,3\n", "a: 0,1,2,9\n"));
-    assert!(message.contains("index out of range"), "{message}");
+fn uv_index_out_of_range_is_clamped_with_a_warning() {
+    let (c, repairs) = repairs_of(&QUAD.replace("a: 0,1,2,3\n", "a: 0,1,2,9\n"));
+    assert_eq!(c.mesh.vertex_count(), 4);
+    assert_eq!(repairs.len(), 1, "{repairs:?}");
+    assert!(repairs[0].contains("index out of range"), "{repairs:?}");
+    assert!(repairs_of(QUAD).1.is_empty(), "a clean file has no repairs");
+}
+
+#[test]
+fn an_empty_take_is_not_a_clip() {
+    let no_curves = QUAD
+        .replace("\tC: \"OP\",5002,3001, \"Lcl Rotation\"\n", "")
+        .replace("\tC: \"OO\",5002,5001\n", "");
+    let (c, repairs) = repairs_of(&no_curves);
+    assert!(
+        c.clips.is_empty(),
+        "{:?}",
+        c.clips.iter().map(|c| &c.name).collect::<Vec<_>>()
+    );
+    assert!(repairs.is_empty(), "{repairs:?}");
+    assert_eq!(repairs_of(QUAD).0.clips.len(), 1);
+}
+
+#[test]
+fn point_and_line_polygons_are_left_out_with_a_warning() {
+    let text = QUAD.replace(
+        "PolygonVertexIndex: *4 {\n\t\t\ta: 0,1,2,-4",
+        "PolygonVertexIndex: *7 {\n\t\t\ta: -1,0,1,2,-4,1,-3",
+    );
+    let (c, repairs) = repairs_of(&text);
+    assert_eq!(c.mesh.triangle_count(), 2, "the quad stays");
+    assert!(
+        repairs.iter().any(|r| r.contains("1 point and 1 line polygon(s)")),
+        "{repairs:?}"
+    );
 }
 
 #[test]

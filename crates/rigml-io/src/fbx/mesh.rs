@@ -138,6 +138,7 @@ pub fn build(
         let flip = fallback.determinant() < 0.0;
         let t0 = mesh.triangles.len();
         triangulate(ctx, &name, fbx_mesh, v0 as u32, flip, &mut mesh.triangles)?;
+        report_non_surface(ctx, &name, fbx_mesh);
         mesh.parts.push(MeshPart {
             name,
             vertices: v0..mesh.positions.len(),
@@ -228,6 +229,24 @@ fn skin_weights<'d>(
             deformer.weights.len()
         ))
     })
+}
+
+/// Warn about what of a mesh carries no surface and so is left out: polygons with 1 or 2
+/// corners (points and lines) and, in a mesh without any face, its loose edges. The control
+/// points stay (vertex order is the file's), only without triangles.
+fn report_non_surface(ctx: &Ctx, name: &str, mesh: &ufbx::Mesh) {
+    let (points, lines) = (mesh.num_point_faces, mesh.num_line_faces);
+    if points + lines > 0 {
+        ctx.warn(format!(
+            "mesh node '{name}': {points} point and {lines} line polygon(s) (fewer than 3 corners) left out"
+        ));
+    }
+    if mesh.faces.is_empty() && !mesh.vertices.is_empty() {
+        ctx.warn(format!(
+            "mesh node '{name}': no faces, so its {} vertices have no triangles (edges left out)",
+            mesh.vertices.len()
+        ));
+    }
 }
 
 /// Triangulate every polygon (ufbx's ear clipping) into control-point triangles shifted by `v0`.

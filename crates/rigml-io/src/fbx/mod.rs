@@ -25,6 +25,13 @@
 //!
 //! No input panics: ufbx errors become [`IoError::Parse`] with ufbx's own message, every index
 //! read from the file is checked, and the result is validated before it is returned.
+//!
+//! Repairs (each one a warning from [`read_with_warnings`], never a silent change): indices
+//! ufbx had to clamp and arrays shorter than declared (normals, UVs, creases of hand-edited or
+//! damaged files), names that were not valid UTF-8, polygons with fewer than 3 corners (points
+//! and lines) and meshes made only of edges (left out), animation stacks that drive no joint or
+//! whose time range cannot be sampled (left out). An empty take (no animated property at all,
+//! as most exporters write by default) is not a clip and is skipped without a warning.
 
 mod anim;
 mod mesh;
@@ -34,19 +41,35 @@ use crate::error::read_file;
 use crate::IoError;
 use rigml_core::glam::DMat4;
 use rigml_core::Character;
+use std::cell::RefCell;
 use std::path::Path;
 
-/// Read an FBX file into a validated character.
+/// Read an FBX file into a validated character (what was repaired is dropped: see
+/// [`read_with_warnings`]).
 pub fn read(path: &Path) -> Result<Character, IoError> {
+    read_with_warnings(path).map(|(character, _)| character)
+}
+
+/// Read an FBX file into a validated character, with one line per repair (the place in the file
+/// and what was done; the path is not repeated).
+pub fn read_with_warnings(path: &Path) -> Result<(Character, Vec<String>), IoError> {
     let bytes = read_file(path)?;
-    from_bytes(&bytes, path)
+    from_bytes_with_warnings(&bytes, path)
 }
 
 /// Parse FBX bytes; `path` names the source in errors and gives the character its name.
 pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Character, IoError> {
+    from_bytes_with_warnings(bytes, path).map(|(character, _)| character)
+}
+
+/// [`from_bytes`], also returning the repairs.
+pub fn from_bytes_with_warnings(bytes: &[u8], path: &Path) -> Result<(Character, Vec<String>), IoError> {
     let scene = ufbx::load_memory(bytes, load_options()).map_err(|e| IoError::parse(path, ufbx_message(&e)))?;
-    let ctx = Ctx { path };
-    check_warnings(&ctx, &scene)?;
+    let ctx = Ctx {
+        path,
+        warnings: RefCell::new(Vec::new()),
+    };
+    report_ufbx_repairs(&ctx, &scene);
 
     let skinned = mesh::skinned_mesh_nodes(&scene);
     let (mesh_nodes, bone_nodes, binds) = if skinned.is_empty() {
@@ -83,7 +106,34 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Character, IoError> {
         attachments: Vec::new(),
     };
     character.validate().map_err(|e| IoError::invalid(path, e))?;
-    Ok(character)
+    if character.mesh.vertex_count() == 0 && character.skeleton.joint_count() == 0 {
+        left_out_content(&ctx, &scene);
+    }
+    Ok((character, ctx.warnings.into_inner()))
+}
+
+/// With neither mesh nor skeleton, say what the scene held instead (lights, cameras, NURBS, ...), so "nothing to
+/// rig" is explained.
+fn left_out_content(ctx: &Ctx, scene: &ufbx::Scene) {
+    let kinds = [
+        (scene.lights.len(), "light(s)"),
+        (scene.cameras.len(), "camera(s)"),
+        (scene.nurbs_curves.len(), "NURBS curve(s)"),
+        (scene.nurbs_surfaces.len(), "NURBS surface(s)"),
+        (scene.line_curves.len(), "line curve(s)"),
+        (scene.characters.len(), "MotionBuilder character(s)"),
+    ];
+    let held: Vec<String> = kinds
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+    if !held.is_empty() {
+        ctx.warn(format!(
+            "scene: {} left out (rigml reads polygon meshes and skeletons)",
+            held.join(", ")
+        ));
+    }
 }
 
 /// The load options: glTF axes and units, conversion baked into geometry and transforms.
@@ -96,32 +146,44 @@ fn load_options() -> ufbx::LoadOpts<'static> {
         },
         target_unit_meters: 1.0,
         space_conversion: ufbx::SpaceConversion::ModifyGeometry,
-        // ufbx clamps bad indices and records a warning, which `check_warnings` turns into an
-        // error naming the element (ufbx's own abort only says "Failed to load").
+        // ufbx clamps bad indices and records a warning, which `report_ufbx_repairs` passes on
+        // naming the element (ufbx's own abort would only say "Failed to load").
         index_error_handling: ufbx::IndexErrorHandling::Clamp,
         ..Default::default()
     }
 }
 
-/// Refuse files that ufbx could only load by changing data: clamped indices and truncated arrays.
-fn check_warnings(ctx: &Ctx, scene: &ufbx::Scene) -> Result<(), IoError> {
+/// Report what ufbx changed to load the file: clamped indices (an out-of-range normal or UV
+/// index now points at the last valid value), arrays shorter than declared (the missing tail is
+/// left out) and invalid UTF-8 in names (replaced). These touch attributes and names, never the
+/// face list's shape, so the file is loaded with a warning rather than refused.
+fn report_ufbx_repairs(ctx: &Ctx, scene: &ufbx::Scene) {
     for warning in scene.metadata.warnings.iter() {
         let what = match warning.type_ {
-            ufbx::WarningType::IndexClamped => "index out of range",
-            ufbx::WarningType::TruncatedArray => "array shorter than declared",
+            ufbx::WarningType::IndexClamped => "index out of range, clamped to the last valid one",
+            ufbx::WarningType::TruncatedArray => "array shorter than declared, the missing part left out",
+            ufbx::WarningType::BadUnicode => "name is not valid UTF-8, bad bytes replaced",
             _ => continue,
         };
         let element = scene
             .elements
             .get(warning.element_id as usize)
-            .map(|e| format!(" in {:?} '{}'", e.type_, e.name))
-            .unwrap_or_default();
-        return Err(ctx.err(format!(
-            "{what}{element} ({} time(s); ufbx: {})",
+            .filter(|e| e.type_ == ufbx::ElementType::Unknown);
+        if element.is_some() {
+            // An element rigml does not read (MotionBuilder's device and take folders): nothing
+            // it loads was changed.
+            continue;
+        }
+        let element = scene
+            .elements
+            .get(warning.element_id as usize)
+            .map(|e| format!("{:?} '{}'", e.type_, e.name))
+            .unwrap_or_else(|| "file".to_string());
+        ctx.warn(format!(
+            "{element}: {what} ({} time(s); ufbx: {})",
             warning.count, warning.description
-        )));
+        ));
     }
-    Ok(())
 }
 
 /// ufbx's description of a load error (message, details and error kind on one line), read
@@ -142,14 +204,21 @@ fn ufbx_message(error: &ufbx::Error) -> String {
     }
 }
 
-/// What every part of the reader needs to report errors.
+/// What every part of the reader needs to report errors and repairs.
 pub(crate) struct Ctx<'a> {
     pub path: &'a Path,
+    /// Repairs so far, one line each (see [`read_with_warnings`]).
+    pub warnings: RefCell<Vec<String>>,
 }
 
 impl Ctx<'_> {
     pub fn err(&self, message: impl Into<String>) -> IoError {
         IoError::parse(self.path, message)
+    }
+
+    /// Record a repair.
+    pub fn warn(&self, message: impl Into<String>) {
+        self.warnings.borrow_mut().push(message.into());
     }
 }
 
