@@ -102,7 +102,11 @@ pub fn load_with_warnings(path: &Path) -> Result<Loaded, IoError> {
             character
         }
         Format::Obj => obj::read(path)?,
-        Format::Bvh => bvh::read(path)?,
+        Format::Bvh => {
+            let (character, repairs) = bvh::read_with_warnings(path)?;
+            warnings = repairs;
+            character
+        }
         Format::RigNet => rignet::read(path)?,
         Format::MakeHuman => makehuman::read(path)?,
     };

@@ -39,6 +39,9 @@ pub struct BvhFile {
     pub frame_count: usize,
     /// Seconds per frame (`Frame Time:`).
     pub frame_time: f64,
+    /// What the reader repaired, one line each (`line N: ...`; e.g. more frame lines than
+    /// `Frames:` declares, all read).
+    pub warnings: Vec<String>,
 }
 
 impl BvhFile {
@@ -60,6 +63,12 @@ impl BvhFile {
 /// Read a BVH file into a character (skeleton + one clip).
 pub fn read(path: &Path) -> Result<Character, IoError> {
     from_bytes(&read_file(path)?, path)
+}
+
+/// [`read`], also returning what was repaired (see [`BvhFile::warnings`]).
+pub fn read_with_warnings(path: &Path) -> Result<(Character, Vec<String>), IoError> {
+    let file = parse(&read_file(path)?, path)?;
+    Ok((file.character, file.warnings))
 }
 
 /// Parse BVH bytes into a character; `path` names the file in errors and gives the character
@@ -201,6 +210,7 @@ fn build(raw: RawBvh, name: &str) -> BvhFile {
         },
         frame_count: raw.frame_count,
         frame_time: raw.frame_time,
+        warnings: raw.warnings,
     }
 }
 

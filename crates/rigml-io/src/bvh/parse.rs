@@ -34,6 +34,8 @@ pub(crate) struct RawBvh {
     pub values: Vec<f32>,
     pub frame_count: usize,
     pub channel_count: usize,
+    /// What was repaired (one line each, `line N: ...`).
+    pub warnings: Vec<String>,
 }
 
 /// Tokens of the hierarchy section with their 1-based line numbers.
@@ -124,13 +126,14 @@ fn parse_inner(text: &str) -> Result<RawBvh, String> {
     };
     let joints = parse_hierarchy(&mut tokens)?;
     let channel_count = joints.iter().map(|j| j.channels.len()).sum();
-    let (frame_count, frame_time, values) = parse_motion(&lines, motion, channel_count)?;
+    let (frame_count, frame_time, values, warnings) = parse_motion(&lines, motion, channel_count)?;
     Ok(RawBvh {
         joints,
         frame_time,
         values,
         frame_count,
         channel_count,
+        warnings,
     })
 }
 
@@ -264,8 +267,15 @@ fn current<'j>(
         .ok_or_else(|| format!("line {line}: {what} outside any joint"))
 }
 
-/// Parse `Frames:`, `Frame Time:` and the frame lines after the MOTION line.
-fn parse_motion(lines: &[&str], motion: usize, channel_count: usize) -> Result<(usize, f64, Vec<f32>), String> {
+/// Parse `Frames:`, `Frame Time:` and the frame lines after the MOTION line. Complete frame
+/// lines beyond the declared count (an exporter's off-by-one, which assimp and Blender read)
+/// are kept, with a warning; fewer lines than declared is a cut file and an error.
+#[allow(clippy::type_complexity)]
+fn parse_motion(
+    lines: &[&str],
+    motion: usize,
+    channel_count: usize,
+) -> Result<(usize, f64, Vec<f32>, Vec<String>), String> {
     let mut rest = lines.iter().enumerate().skip(motion + 1).map(|(i, l)| (i + 1, *l));
     let mut header = |label: &str| -> Result<(usize, String), String> {
         for (line, l) in rest.by_ref() {
@@ -293,14 +303,13 @@ fn parse_motion(lines: &[&str], motion: usize, channel_count: usize) -> Result<(
     }
     let mut values = Vec::new();
     let mut frames_seen = 0usize;
+    let mut first_extra = None;
     for (line, l) in rest {
         if l.trim().is_empty() {
             continue;
         }
-        if frames_seen == frame_count {
-            return Err(format!(
-                "line {line}: more frame lines than the {frame_count} that 'Frames:' declares"
-            ));
+        if frames_seen == frame_count && first_extra.is_none() {
+            first_extra = Some(line);
         }
         let start = values.len();
         for w in l.split_whitespace() {
@@ -314,13 +323,18 @@ fn parse_motion(lines: &[&str], motion: usize, channel_count: usize) -> Result<(
         }
         frames_seen += 1;
     }
-    if frames_seen != frame_count {
+    let mut warnings = Vec::new();
+    if let Some(line) = first_extra {
+        warnings.push(format!(
+            "line {line}: 'Frames:' declares {frame_count} frames but the file has {frames_seen} complete frame lines; all {frames_seen} were read"
+        ));
+    } else if frames_seen != frame_count {
         return Err(format!(
             "line {}: 'Frames:' declares {frame_count} frames but the file has {frames_seen} frame lines",
             lines.len()
         ));
     }
-    Ok((frame_count, frame_time, values))
+    Ok((frames_seen, frame_time, values, warnings))
 }
 
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {

@@ -78,6 +78,20 @@ fn crlf_tabs_and_duplicate_names() {
 }
 
 #[test]
+fn one_frame_line_more_than_declared_is_read_with_a_warning() {
+    let f = parse(TWO_BONES.replace("Frames: 2", "Frames: 1").as_bytes(), p()).unwrap();
+    assert_eq!(f.frame_count, 2, "both frame lines are kept");
+    assert_eq!(f.character.clips[0].key_count(), 2);
+    assert_eq!(f.warnings.len(), 1, "{:?}", f.warnings);
+    assert!(
+        f.warnings[0].starts_with("line 20: 'Frames:' declares 1"),
+        "{:?}",
+        f.warnings
+    );
+    assert!(parse(TWO_BONES.as_bytes(), p()).unwrap().warnings.is_empty());
+}
+
+#[test]
 fn bad_input_names_file_and_line() {
     let cases: Vec<(String, &str)> = vec![
         (
@@ -88,7 +102,6 @@ fn bad_input_names_file_and_line() {
             TWO_BONES.replace("Frames: 2", "Frames: 3"),
             "declares 3 frames but the file has 2",
         ),
-        (TWO_BONES.replace("Frames: 2", "Frames: 1"), "line 20: more frame lines"),
         (
             TWO_BONES.replace("0 0 0 0 0 0\n1", "0 0 0 0 0 nan\n1"),
             "line 19: frame 0: 'nan' is not finite",

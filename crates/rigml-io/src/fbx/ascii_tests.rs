@@ -291,6 +291,19 @@ fn negative_weight_is_an_error_naming_the_mesh() {
 }
 
 #[test]
+fn a_slightly_negative_weight_is_noise_read_as_no_influence() {
+    let text = QUAD.replace(
+        "a: 2,3\n\t\t}\n\t\tWeights: *2 {\n\t\t\ta: 1,1",
+        "a: 2,3\n\t\t}\n\t\tWeights: *2 {\n\t\t\ta: 1,-0.001",
+    );
+    let (c, repairs) = repairs_of(&text);
+    assert_eq!(repairs.len(), 1, "{repairs:?}");
+    assert!(repairs[0].contains("1 skin weight(s) slightly below 0"), "{repairs:?}");
+    let skin = c.skin.expect("skinned");
+    assert!(skin.rows().all(|r| r.iter().all(|i| i.weight >= 0.0)));
+}
+
+#[test]
 fn huge_coordinates_are_an_error() {
     error_of(&QUAD.replace("a: 0,0,0,1,0,0", "a: 0,0,0,1e300,0,0"));
 }

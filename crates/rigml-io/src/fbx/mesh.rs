@@ -18,6 +18,10 @@ use rigml_core::glam::{DMat3, DMat4, DVec3, Vec2, Vec3};
 use rigml_core::skin::SkinBuilder;
 use rigml_core::{Mesh, MeshPart, Skin, DEFAULT_MAX_INFLUENCES};
 
+/// Negative skin weights down to this are float noise and read as no influence (with a
+/// warning); below it a weight is an error.
+pub const NEGATIVE_NOISE: f64 = 0.01;
+
 /// Mesh nodes (ufbx node indices) whose mesh has a skin deformer, in scene node order.
 pub fn skinned_mesh_nodes(scene: &ufbx::Scene) -> Vec<u32> {
     scene
@@ -109,6 +113,7 @@ pub fn build(
             }
         }
         let mut row: Vec<(u32, f32)> = Vec::new();
+        let mut noise = 0usize;
         for (v, p) in fbx_mesh.vertices.iter().enumerate() {
             row.clear();
             let mut model = fallback;
@@ -122,6 +127,12 @@ pub fn build(
                             clusters.len()
                         ))
                     })?;
+                    if w.weight < 0.0 && w.weight >= -NEGATIVE_NOISE {
+                        // Float noise from a DCC's normalisation (Blender writes -0.001): no
+                        // influence, with a warning; larger negative weights stay an error.
+                        noise += 1;
+                        continue;
+                    }
                     if w.weight > heaviest {
                         heaviest = w.weight;
                         model = m;
@@ -135,6 +146,11 @@ pub fn build(
             mesh.positions.push(x.as_vec3());
         }
 
+        if noise > 0 {
+            ctx.warn(format!(
+                "mesh node '{name}': {noise} skin weight(s) slightly below 0 (down to -{NEGATIVE_NOISE}) read as no influence"
+            ));
+        }
         let flip = fallback.determinant() < 0.0;
         let t0 = mesh.triangles.len();
         triangulate(ctx, &name, fbx_mesh, v0 as u32, flip, &mut mesh.triangles)?;
