@@ -37,9 +37,13 @@ struct Report {
     clips: Vec<ClipReport>,
     /// Meshes that joints carry rigidly (props, hats), outside the skinned mesh.
     attachments: Vec<AttachmentReport>,
-    /// Bounding box of the mesh in bind pose, or of the joints when there is no mesh.
+    /// Bounding box of the mesh as it stands in the rest pose in world units (a skinned mesh
+    /// posed by its skeleton), or of the joints when there is no mesh.
     bounds: Option<Bounds>,
-    /// Longest side of the bind-pose box of mesh and joints (the scale metrics normalise by).
+    /// Longest side of `bounds`: how big the character is in the scene.
+    world_size: f32,
+    /// Longest side of the bind-pose box of mesh and joints (the scale metrics normalise by);
+    /// differs from `world_size` when the armature is scaled above the root joint.
     size: f32,
     /// Non-fatal problems (`Character::problems`), as sentences.
     problems: Vec<String>,
@@ -165,6 +169,7 @@ impl Report {
         let mesh = &c.mesh;
         let controls = weightless_controls(c);
         let problems = problems(c, controls.len());
+        let world = bounds(c);
         Report {
             file: file.to_string(),
             format: format_name(format),
@@ -241,7 +246,15 @@ impl Report {
                     }
                 })
                 .collect(),
-            bounds: bounds(c),
+            world_size: world.as_ref().map_or(1.0, |b| {
+                let side = b.extent.iter().fold(0.0f32, |m, &e| m.max(e));
+                if side > 0.0 && side.is_finite() {
+                    side
+                } else {
+                    c.size()
+                }
+            }),
+            bounds: world,
             size: c.size(),
             problems,
             repairs: Vec::new(),
@@ -316,8 +329,16 @@ impl Report {
                     vec3(b.min),
                     vec3(b.max),
                     vec3(b.extent),
-                    self.size
+                    self.world_size
                 );
+                if (self.world_size - self.size).abs() > 0.01 * self.world_size.max(self.size) {
+                    let _ = writeln!(
+                        s,
+                        "           bind-pose size {:.4} (the rest pose makes the mesh {:.1}x that; metrics normalise by the bind-pose size)",
+                        self.size,
+                        self.world_size / self.size
+                    );
+                }
             }
             None => {
                 let _ = writeln!(s, "bounds     none (no vertices, no joints)");
@@ -440,8 +461,21 @@ fn depth(skeleton: &Skeleton) -> usize {
     depth.into_iter().max().unwrap_or(0)
 }
 
+/// The box around the character as it stands in its rest pose, in world units: a skinned mesh
+/// is posed by its skeleton (an armature scaled ×100 above the root, as many Blender exports
+/// are, scales the mesh too), other meshes as stored; without a mesh, the joints.
 fn bounds(c: &Character) -> Option<Bounds> {
-    let (of, (lo, hi)) = match c.mesh.bounds() {
+    let posed = c.skin.as_ref().and_then(|skin| {
+        let matrices = rigml_core::skinning_matrices(&c.skeleton, &rigml_core::Pose::rest(&c.skeleton)).ok()?;
+        let points = rigml_core::lbs(&c.mesh.positions, skin, &matrices);
+        let first = *points.first()?;
+        Some(
+            points
+                .iter()
+                .fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p))),
+        )
+    });
+    let (of, (lo, hi)) = match posed.or_else(|| c.mesh.bounds()) {
         Some(b) => ("mesh", b),
         None => {
             let points = c.skeleton.bind_positions();

@@ -533,3 +533,19 @@ fn nonsense_flag_values_are_refused() {
     }
     assert!(!cwd.join("v.glb").exists() && !cwd.join("report").exists() && !cwd.join("s.png").exists());
 }
+
+#[test]
+fn inspect_gives_the_world_size_of_a_character_whose_armature_is_scaled() {
+    // Quaternius' robot: CharacterArmature is scaled ×100 above the root joint, so the stored
+    // (bind-pose) mesh is 1/100 of what stands in the scene.
+    let path = common::asset("quaternius-cyberpunk-enemy-2legs");
+    let cwd = path.parent().unwrap();
+    let file = path.file_name().unwrap().to_str().unwrap();
+    let r = inspect_json(cwd, file);
+    let world = r["world_size"].as_f64().unwrap();
+    let bind = r["size"].as_f64().unwrap();
+    assert!((1.0..2.0).contains(&world), "{r}");
+    assert!(bind < 0.02, "{r}");
+    let o = rigml(cwd, &["inspect", file]);
+    assert!(stdout(&o).contains("bind-pose size 0.0130"), "{}", stdout(&o));
+}
