@@ -101,7 +101,11 @@ pub fn load_with_warnings(path: &Path) -> Result<Loaded, IoError> {
             warnings = repairs;
             character
         }
-        Format::Obj => obj::read(path)?,
+        Format::Obj => {
+            let (character, repairs) = obj::read_with_warnings(path)?;
+            warnings = repairs;
+            character
+        }
         Format::Bvh => {
             let (character, repairs) = bvh::read_with_warnings(path)?;
             warnings = repairs;
