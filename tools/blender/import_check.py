@@ -50,13 +50,41 @@ def inspect(rigml, path):
     return json.loads(proc.stdout)
 
 
-def shown_bbox():
+def clip_action(name, actions):
+    """The action Blender made of rigml clip `name`: the glTF importer names it after the clip
+    (adding a suffix on clashes), the FBX importer `<armature>|<clip>`."""
+    for a in actions:
+        if a.name == name or a.name.startswith(name) or a.name.endswith("|" + name):
+            return a
+    return None
+
+
+def play(action):
+    """Make `action` the one every armature plays, at its first frame (so two imports of one
+    character, a GLB and an FBX, are compared in the same pose)."""
+    for ob in bpy.data.objects:
+        if ob.type != "ARMATURE":
+            continue
+        if ob.animation_data is None:
+            ob.animation_data_create()
+        ob.animation_data.action = action
+        slots = getattr(action, "slots", None)
+        if slots and getattr(ob.animation_data, "action_slot", None) is None:
+            ob.animation_data.action_slot = slots[0]
+    bpy.context.scene.frame_start = int(round(action.frame_range[0]))
+
+
+def shown_bbox(clip=None):
     """World bbox of the character's meshes as Blender shows them right after import: armature in
-    Pose Position, the action the importer made active, at the scene's first frame. (Blender's
+    Pose Position, the action the importer made active (or the one made of rigml clip `clip`), at
+    the scene's first frame. (Blender's
     Rest Position is no common ground: edit bones hold no scale, so a file whose root joint's rest
     transform carries a scale, as rigml writes non-joint ancestors baked into the root, shows a
     different rest position from its source, though both pose the same.)"""
     scene = bpy.context.scene
+    action = clip_action(clip, bpy.data.actions) if clip else None
+    if action is not None:
+        play(action)
     scene.frame_set(scene.frame_start)
     bpy.context.view_layer.update()
     graph = bpy.context.evaluated_depsgraph_get()
@@ -120,7 +148,7 @@ def check_file(path, rigml):
 
     clips = [c["name"] for c in expect["clips"]]
     actions = [a.name for a in bpy.data.actions]
-    missing = [c for c in clips if not any(a == c or a.startswith(c) for a in actions)]
+    missing = [c for c in clips if clip_action(c, bpy.data.actions) is None]
     if len(actions) < len(clips) or missing:
         checks["clips"] = f"{len(actions)} actions for {len(clips)} clips; missing {missing[:5]}"
     else:
@@ -165,10 +193,12 @@ def main():
         try:
             expect, checks, _ = check_file(path, args.rigml)
             if source and checks.get("import") == "ok":
-                lo, hi = shown_bbox()
+                # Both in the pose of the file's first clip when it has one.
+                clip = expect["clips"][0]["name"] if expect["clips"] else None
+                lo, hi = shown_bbox(clip)
                 common.reset_scene()
                 common.import_file(source)
-                slo, shi = shown_bbox()
+                slo, shi = shown_bbox(clip)
                 size = float((shi - slo).max()) or 1.0
                 err = float(max(np.abs(lo - slo).max(), np.abs(hi - shi).max())) / size
                 entry["bbox"] = {"file": [lo.tolist(), hi.tolist()], "source": [slo.tolist(), shi.tolist()]}

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 Examples:
   rigml convert Knight.fbx Knight.glb --max-influences 4
   rigml convert Fox.glb Fox.gltf --force   (writes Fox.gltf and Fox.bin)
+  rigml convert Fox.glb Fox.fbx   (binary FBX 7.4 for Maya, 3ds Max, MotionBuilder, Blender)
   rigml convert 12_01_walk.bvh walk.glb")]
 pub struct Args {
     /// The file to read.
@@ -76,6 +77,14 @@ pub fn run(args: &Args) -> Result<String> {
     Ok(out)
 }
 
+fn has_texture(m: &rigml_core::Material) -> bool {
+    m.base_color_texture.is_some()
+        || m.metallic_roughness_texture.is_some()
+        || m.normal_texture.is_some()
+        || m.occlusion_texture.is_some()
+        || m.emissive_texture.is_some()
+}
+
 /// What a format cannot hold of this character, to warn that the conversion dropped it.
 fn dropped_by(format: Format, character: &Character) -> Option<String> {
     let extra_clips = character.clips.len().saturating_sub(1);
@@ -89,6 +98,9 @@ fn dropped_by(format: Format, character: &Character) -> Option<String> {
                 String::new()
             }
         )),
+        Format::Fbx if character.mesh.materials.iter().any(has_texture) => {
+            Some("FBX is written with material colours only: textures and images were not written".to_string())
+        }
         Format::RigNet if !character.clips.is_empty() => {
             Some("RigNet rig files hold no animation: clips were not written".to_string())
         }

@@ -70,7 +70,7 @@ pub struct DecodeArgs {
     /// The character to animate.
     #[arg(long, value_name = "CHARACTER")]
     pub to: PathBuf,
-    /// The animated character to write (.glb or .gltf).
+    /// The animated character to write (.glb, .gltf or .fbx).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Humanoid map overrides for the target skeleton.

@@ -30,7 +30,7 @@ pub struct Args {
     /// The character to animate (.glb, .gltf, .fbx, …); its mesh, skin and skeleton are kept.
     #[arg(long, value_name = "CHARACTER")]
     pub to: PathBuf,
-    /// The animated character to write (.glb or .gltf).
+    /// The animated character to write (.glb, .gltf or .fbx).
     #[arg(short, long)]
     pub output: PathBuf,
     /// ikrig: chain goals solved by IK on the target (default); fk: copy joint rotations.

@@ -72,6 +72,7 @@ Examples:
                                                              the rig shows the mesh where it did)
   rigml rig scan.obj --template humanoid -o scan.glb        (Mixamo names; fingers if modelled)
   rigml rig robot.fbx --template auto --max-influences 4 -o robot.glb --force
+  rigml rig creature.obj -o creature.fbx                    (binary FBX for Maya, Max, Blender)
   rigml rig creature.obj -o creature.glb --json             (joints and seconds per stage)
 The default template (detect) uses the humanoid template when the mesh is a standing humanoid
 (T- or A-pose) and the general one otherwise. The general template (auto) finds a curve
@@ -93,7 +94,7 @@ the leg's height up); --no-ground-root leaves it out.")]
 pub struct Args {
     /// The mesh to rig (.obj, .glb, .gltf, .fbx); a skeleton or skin in it is ignored.
     pub input: PathBuf,
-    /// The rigged character to write (.glb or .gltf).
+    /// The rigged character to write (.glb, .gltf or .fbx).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Skeleton template: detect (humanoid when the shape is a standing humanoid, else auto),
@@ -131,8 +132,8 @@ pub struct Args {
 pub fn run(args: &Args) -> Result<String> {
     // Refuse a bad or existing output before the slow work.
     match Format::from_path(&args.output)? {
-        Format::Glb | Format::Gltf => {}
-        _ => bail!("{}: rigml rig writes .glb or .gltf", args.output.display()),
+        Format::Glb | Format::Gltf | Format::Fbx => {}
+        _ => bail!("{}: rigml rig writes .glb, .gltf or .fbx", args.output.display()),
     }
     if args.output.exists() && !args.force {
         bail!("{}: already exists (use --force to replace it)", args.output.display());

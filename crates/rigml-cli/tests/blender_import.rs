@@ -4,7 +4,9 @@
 //! Blender's own glTF importer (bpy) by `tools/blender/import_check.py`, which checks for
 //! exceptions, importer warnings, vertex, bone and weighted-vertex counts and one action per clip;
 //! for a `rigml rig` of a Quaternius character, also that Blender shows the rigged mesh where it
-//! shows the source (same bounding box).
+//! shows the source (same bounding box). The same files written as FBX by rigml are imported
+//! with Blender's FBX importer and must pass the same checks and show the posed mesh where the
+//! GLB's is shown.
 //!
 //! Runs only when `RIGML_BPY` names a Python that has `bpy` (bpy==5.0.1 is ~400 MB; see
 //! tools/blender/README.md; `.ci/run` installs it). Without it the test fails when `CI` is set
@@ -114,6 +116,19 @@ fn blender_imports_our_glbs_cleanly() {
     spec.push(&source);
     args.push(spec);
     files.push(placed.clone());
+    // FBX out: the same characters (and the clip retargeted onto an auto-rig) written as FBX,
+    // each shown by Blender's FBX importer where its GLB is shown, in its first clip's pose.
+    let mut fbx_files = Vec::new();
+    for glb in files.iter().filter(|f| !f.ends_with("rigml-demo.glb") && **f != placed) {
+        let fbx = glb.with_extension("fbx");
+        rigml(&["convert".as_ref(), glb.as_os_str(), fbx.as_os_str()]);
+        let mut spec = fbx.clone().into_os_string();
+        spec.push("=");
+        spec.push(glb);
+        args.push(spec);
+        fbx_files.push(fbx);
+    }
+    files.extend(fbx_files.iter().cloned());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/blender/import_check.py");
     let o = Command::new(&python)
         .arg(&script)
@@ -153,7 +168,7 @@ fn blender_imports_our_glbs_cleanly() {
                 checks.get(name).unwrap_or(&Value::Null)
             );
         }
-        if *file == placed {
+        if *file == placed || fbx_files.contains(file) {
             assert_eq!(
                 checks.get("source_bbox").and_then(Value::as_str),
                 Some("ok"),

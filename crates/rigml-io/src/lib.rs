@@ -121,19 +121,20 @@ pub fn load_with_warnings(path: &Path) -> Result<Loaded, IoError> {
     Ok(Loaded { character, warnings })
 }
 
-/// Write a character in the format its path names (glTF/GLB, BVH, OBJ, or RigNet `.txt` with
-/// its `.obj` mesh beside it), atomically.
+/// Write a character in the format its path names (glTF/GLB, binary FBX 7.4, BVH, OBJ, or
+/// RigNet `.txt` with its `.obj` mesh beside it), atomically.
 pub fn save(character: &Character, path: &Path, options: SaveOptions) -> Result<(), IoError> {
     character.validate().map_err(|e| IoError::invalid(path, e))?;
     match Format::from_path(path)? {
         Format::Glb => atomic::write(path, &gltf::to_glb(character, path)?, options.force),
+        Format::Fbx => atomic::write(path, &fbx::to_fbx(character, path)?, options.force),
         Format::Gltf => gltf::write_gltf(character, path, options.force),
         Format::Bvh => atomic::write(path, bvh::to_bvh(character, path)?.as_bytes(), options.force),
         Format::Obj => atomic::write(path, obj::to_obj(character).as_bytes(), options.force),
         Format::RigNet => rignet::write(character, path, options.force),
         other => Err(IoError::unsupported(
             path,
-            &format!("writing {other:?} is not supported (write .glb, .gltf, .bvh, .obj or RigNet .txt)"),
+            &format!("writing {other:?} is not supported (write .glb, .gltf, .fbx, .bvh, .obj or RigNet .txt)"),
         )),
     }
 }

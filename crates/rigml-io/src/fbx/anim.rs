@@ -137,7 +137,24 @@ fn sample_stack(
                 Some(p) if p < j => world[p].inverse() * world[j],
                 _ => world[j],
             };
-            local[j].push(Transform::from_mat4(&m.as_mat4()));
+            let mut t = Transform::from_mat4(&m.as_mat4());
+            if !t.is_finite() {
+                // A joint scaled to 0 (KayKit's spawn clips grow bones from nothing): its
+                // children's parent matrix is singular, and its own matrix has no rotation to
+                // recover. ufbx's own local transform is exact there.
+                let l = &node.local_transform;
+                t = Transform {
+                    translation: Vec3::new(l.translation.x as f32, l.translation.y as f32, l.translation.z as f32),
+                    rotation: Quat::from_xyzw(
+                        l.rotation.x as f32,
+                        l.rotation.y as f32,
+                        l.rotation.z as f32,
+                        l.rotation.w as f32,
+                    ),
+                    scale: Vec3::new(l.scale.x as f32, l.scale.y as f32, l.scale.z as f32),
+                };
+            }
+            local[j].push(t);
         }
     }
 

@@ -16,7 +16,7 @@ use super::{dmat, node_name, Ctx};
 use crate::IoError;
 use rigml_core::glam::{DMat3, DMat4, DVec3, Vec2, Vec3};
 use rigml_core::skin::SkinBuilder;
-use rigml_core::{Mesh, MeshPart, Skin, DEFAULT_MAX_INFLUENCES};
+use rigml_core::{Material, Mesh, MeshPart, Skin, DEFAULT_MAX_INFLUENCES};
 
 /// Negative skin weights down to this are float noise and read as no influence (with a
 /// warning); below it a weight is an error.
@@ -71,6 +71,7 @@ pub fn build(
     let mut mesh = Mesh::default();
     let mut normals: Option<Vec<Vec3>> = Some(Vec::new());
     let mut uvs: Option<Vec<Vec2>> = Some(Vec::new());
+    let mut material_index: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
 
     for &n in mesh_nodes {
         let node = node_at(ctx, scene, n)?;
@@ -155,11 +156,17 @@ pub fn build(
         let t0 = mesh.triangles.len();
         triangulate(ctx, &name, fbx_mesh, v0 as u32, flip, &mut mesh.triangles)?;
         report_non_surface(ctx, &name, fbx_mesh);
+        let material = node.materials.first().map(|m| {
+            *material_index.entry(m.element.element_id).or_insert_with(|| {
+                mesh.materials.push(material_of(m));
+                mesh.materials.len() - 1
+            })
+        });
         mesh.parts.push(MeshPart {
             name,
             vertices: v0..mesh.positions.len(),
             triangles: t0..mesh.triangles.len(),
-            material: None,
+            material,
         });
 
         let normal_matrix = DMat3::from_mat4(fallback).inverse().transpose();
@@ -177,6 +184,40 @@ pub fn build(
     mesh.normals = normals.unwrap_or_default();
     mesh.uvs = uvs.unwrap_or_default();
     Ok((mesh, any_skin.then(|| skin.finish())))
+}
+
+/// A node's material as rigml holds it: name and base colour (ufbx maps Phong, Lambert and
+/// PBR materials to one PBR view), metalness and roughness where the file gives them. Textures
+/// are not read from FBX. A mesh node with several materials gets its first.
+fn material_of(m: &ufbx::Material) -> Material {
+    let pbr = &m.pbr;
+    let mut base = [1.0f32; 4];
+    if pbr.base_color.has_value {
+        let v = &pbr.base_color.value_vec4;
+        base = [v.x as f32, v.y as f32, v.z as f32, 1.0];
+    }
+    if pbr.base_factor.has_value {
+        let f = pbr.base_factor.value_vec4.x as f32;
+        for c in &mut base[..3] {
+            *c *= f;
+        }
+    }
+    let unit = |x: f32| if x.is_finite() { x.clamp(0.0, 1.0) } else { 1.0 };
+    Material {
+        name: m.element.name.to_string(),
+        base_color: base.map(unit),
+        metallic: if pbr.metalness.has_value {
+            unit(pbr.metalness.value_vec4.x as f32)
+        } else {
+            0.0
+        },
+        roughness: if pbr.roughness.has_value {
+            unit(pbr.roughness.value_vec4.x as f32)
+        } else {
+            1.0
+        },
+        ..Material::default()
+    }
 }
 
 /// The mesh's skin deformer, if any; several on one mesh are not supported.

@@ -1,4 +1,5 @@
-//! FBX reader (binary and ASCII FBX, through the `ufbx` crate).
+//! FBX reader (binary and ASCII FBX, through the `ufbx` crate) and writer (binary FBX 7.4, see
+//! [`write`]).
 //!
 //! What a [`Character`] gets from an FBX file:
 //! - **mesh**: every mesh node that has a skin deformer, in scene node order, one
@@ -8,8 +9,10 @@
 //!   bind pose (see the `mesh` module). Normals and UVs are per face corner in FBX; they are kept
 //!   only when every control point of every part has a single value (otherwise the attribute is
 //!   left empty). Mesh nodes without a skin deformer in a file that has skinned ones (props
-//!   parented to bones) are not read. A file without any skin deformer gives all its mesh nodes,
-//!   unskinned.
+//!   parented to bones) become attachments of their nearest joint ancestor (props under no joint
+//!   are left out with a warning). A file without any skin deformer gives all its mesh nodes,
+//!   unskinned. Each part gets its node's first material (name, base colour, metalness,
+//!   roughness; textures are not read).
 //! - **skeleton**: the bone nodes of the skin clusters plus the nodes that connect them up to
 //!   their common ancestor (see the `skeleton` module); without clusters, the nodes with a bone
 //!   attribute.
@@ -34,8 +37,12 @@
 //! as most exporters write by default) is not a clip and is skipped without a warning.
 
 mod anim;
+mod binary;
 mod mesh;
 mod skeleton;
+pub mod write;
+
+pub use write::to_fbx;
 
 use crate::error::read_file;
 use crate::IoError;
@@ -72,6 +79,7 @@ pub fn from_bytes_with_warnings(bytes: &[u8], path: &Path) -> Result<(Character,
     report_ufbx_repairs(&ctx, &scene);
 
     let skinned = mesh::skinned_mesh_nodes(&scene);
+    let any_skin = !skinned.is_empty();
     let (mesh_nodes, bone_nodes, binds) = if skinned.is_empty() {
         // No skin at all: keep the geometry and the bone hierarchy as they are.
         let meshes = scene
@@ -93,6 +101,11 @@ pub fn from_bytes_with_warnings(bytes: &[u8], path: &Path) -> Result<(Character,
     let joints = skeleton::build(&ctx, &scene, &bone_nodes, &binds)?;
     let (mesh, skin) = mesh::build(&ctx, &scene, &mesh_nodes, &joints, &binds)?;
     let clips = anim::clips(&ctx, &scene, &joints)?;
+    let attachments = if any_skin {
+        attachments(&ctx, &scene, &joints, &binds)?
+    } else {
+        Vec::new()
+    };
 
     let character = Character {
         name: path
@@ -103,13 +116,58 @@ pub fn from_bytes_with_warnings(bytes: &[u8], path: &Path) -> Result<(Character,
         skeleton: joints.skeleton,
         skin,
         clips,
-        attachments: Vec::new(),
+        attachments,
     };
     character.validate().map_err(|e| IoError::invalid(path, e))?;
     if character.mesh.vertex_count() == 0 && character.skeleton.joint_count() == 0 {
         left_out_content(&ctx, &scene);
     }
     Ok((character, ctx.warnings.into_inner()))
+}
+
+/// Unskinned mesh nodes under a joint in a skinned file (a sword in a hand, a hat): each rides
+/// its nearest joint ancestor, as the glTF reader's attachments do. Their vertices are read in
+/// model space at rest and hung from the joint by the inverse of its rest transform.
+fn attachments(
+    ctx: &Ctx,
+    scene: &ufbx::Scene,
+    joints: &skeleton::Joints,
+    binds: &skeleton::ClusterBinds,
+) -> Result<Vec<rigml_core::Attachment>, IoError> {
+    let rest_world = joints.skeleton.rest_world();
+    let mut out = Vec::new();
+    for node in scene.nodes.iter() {
+        let has_skin = node.mesh.as_ref().is_some_and(|m| !m.skin_deformers.is_empty());
+        if node.mesh.is_none() || has_skin {
+            continue;
+        }
+        let mut up = node.parent.as_ref();
+        let mut joint = None;
+        // The depth bound keeps a malformed parent loop finite.
+        for _ in 0..scene.nodes.len() {
+            let Some(p) = up else { break };
+            if let Some(&j) = joints.joint_of_node.get(&p.element.typed_id) {
+                joint = Some(j);
+                break;
+            }
+            up = p.parent.as_ref();
+        }
+        let Some(joint) = joint else {
+            ctx.warn(format!(
+                "mesh node '{}': an unskinned mesh under no joint, not part of the character",
+                node_name(node)
+            ));
+            continue;
+        };
+        let (mesh, _) = mesh::build(ctx, scene, &[node.element.typed_id], joints, binds)?;
+        out.push(rigml_core::Attachment {
+            name: node_name(node),
+            joint,
+            local: rest_world[joint].as_dmat4().inverse().as_mat4(),
+            mesh,
+        });
+    }
+    Ok(out)
 }
 
 /// With neither mesh nor skeleton, say what the scene held instead (lights, cameras, NURBS, ...), so "nothing to

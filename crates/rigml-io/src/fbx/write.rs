@@ -1,0 +1,644 @@
+//! A character as a binary FBX 7.4 scene, for Maya, 3ds Max, MotionBuilder and Blender.
+//!
+//! What is written:
+//! - **mesh**: one mesh node (Model + Geometry) per mesh part, in part order, so a reader that
+//!   reads nodes in file order (rigml's, ufbx's) gives back the same vertex order. Control
+//!   points are the vertices (positions in model space, the mesh nodes at the origin);
+//!   normals per control point (`ByVertice`), UVs per corner indexed by control point, one
+//!   material per part.
+//! - **skeleton**: a LimbNode Model (with its NodeAttribute) per joint, parented as the joints
+//!   are, local transforms = the rest pose (rotation as XYZ Euler angles in degrees).
+//! - **skin**: per mesh part a Skin deformer with one Cluster per joint that weights the part:
+//!   `Indexes`/`Weights`, `TransformLink` = the joint's bind matrix (inverse of
+//!   [`Skeleton::inverse_bind`](rigml_core::Skeleton)) and `Transform` = its inverse (the mesh
+//!   sits at the origin); and a BindPose holding every joint's bind matrix.
+//! - **clips**: one AnimationStack + layer per clip, sampled on a grid at the file's frame rate
+//!   (the key spacing of the first clip, e.g. 30 or 120 fps) from the clip's first key to its
+//!   last, with linear translation, Euler rotation and scale curves for every joint the clip
+//!   animates. At the grid times the pose is the clip's; between them FBX interpolates the
+//!   Euler angles linearly (kept continuous, no 360° jumps).
+//! - **attachments**: a mesh node under its joint, unskinned.
+//!
+//! Units and axes: metres, Y up, as rigml holds them: `UnitScaleFactor` 100 (1 unit = 100 cm)
+//! and glTF's axes in `GlobalSettings`, so DCCs and ufbx need no conversion.
+//!
+//! Not written: textures and images (material colours only), morph targets (rigml has none).
+
+use super::binary::{encode, Node, Prop};
+use crate::IoError;
+use rigml_core::glam::{DQuat, DVec3, EulerRot, Mat4, Quat, Vec3};
+use rigml_core::{Character, Clip, Mesh, Pose, Transform};
+use std::path::Path;
+
+/// FBX time units per second (the SDK's `KTime`).
+pub const TICKS_PER_SECOND: i64 = 46_186_158_000;
+
+/// The frame rate clips are sampled at when no clip says otherwise.
+pub const DEFAULT_FPS: f64 = 30.0;
+
+/// Highest frame rate the writer samples at (a clip keyed more densely is resampled).
+pub const MAX_FPS: f64 = 240.0;
+
+/// Encode a character as a binary FBX file.
+pub fn to_fbx(character: &Character, path: &Path) -> Result<Vec<u8>, IoError> {
+    let fps = frame_rate(character);
+    let mut scene = Scene::default();
+    scene.build(character, fps)?;
+    let nodes = [
+        header(),
+        global_settings(fps),
+        Node::new("Documents").c(Node::new("Count").p(Prop::I32(0))),
+        Node::new("References"),
+        Node::new("Definitions")
+            .c(Node::new("Version").p(Prop::I32(100)))
+            .c(Node::new("Count").p(Prop::I32(0))),
+        scene.objects,
+        scene.connections,
+        Node::new("Takes").c(Node::new("Current").p(Prop::Str(String::new()))),
+    ];
+    encode(&nodes).map_err(|_| IoError::unsupported(path, "the scene is over the 4 GiB a 7.4 FBX file can hold"))
+}
+
+/// The rate clips are sampled at: the median key spacing of the first clip with keys,
+/// rounded to a whole number of frames per second when within 1 % of one.
+pub fn frame_rate(character: &Character) -> f64 {
+    let Some(times) = character
+        .clips
+        .iter()
+        .flat_map(|c| c.channels.iter())
+        .map(|c| &c.times)
+        .find(|t| t.len() > 1)
+    else {
+        return DEFAULT_FPS;
+    };
+    let mut gaps: Vec<f64> = times
+        .windows(2)
+        .map(|w| f64::from(w[1] - w[0]))
+        .filter(|g| *g > 1e-6)
+        .collect();
+    if gaps.is_empty() {
+        return DEFAULT_FPS;
+    }
+    gaps.sort_by(f64::total_cmp);
+    let fps = 1.0 / gaps[gaps.len() / 2];
+    let whole = fps.round();
+    let fps = if (fps - whole).abs() < 0.01 * whole { whole } else { fps };
+    if fps.is_finite() && fps >= 1.0 {
+        fps.min(MAX_FPS)
+    } else {
+        DEFAULT_FPS
+    }
+}
+
+fn header() -> Node {
+    Node::new("FBXHeaderExtension")
+        .c(Node::new("FBXHeaderVersion").p(Prop::I32(1003)))
+        .c(Node::new("FBXVersion").p(Prop::I32(super::binary::VERSION as i32)))
+        .c(Node::new("Creator").p(Prop::Str(format!("rigml {}", env!("CARGO_PKG_VERSION")))))
+}
+
+fn global_settings(fps: f64) -> Node {
+    let props = Node::new("Properties70")
+        .c(prop_i32("UpAxis", 1))
+        .c(prop_i32("UpAxisSign", 1))
+        .c(prop_i32("FrontAxis", 2))
+        .c(prop_i32("FrontAxisSign", 1))
+        .c(prop_i32("CoordAxis", 0))
+        .c(prop_i32("CoordAxisSign", 1))
+        .c(prop_i32("OriginalUpAxis", 1))
+        .c(prop_i32("OriginalUpAxisSign", 1))
+        .c(prop_f64("UnitScaleFactor", 100.0))
+        .c(prop_f64("OriginalUnitScaleFactor", 100.0))
+        // TimeMode 14 = custom frame rate, given by CustomFrameRate.
+        .c(Node::new("P")
+            .p(Prop::Str("TimeMode".into()))
+            .p(Prop::Str("enum".into()))
+            .p(Prop::Str(String::new()))
+            .p(Prop::Str(String::new()))
+            .p(Prop::I32(14)))
+        .c(prop_f64("CustomFrameRate", fps));
+    Node::new("GlobalSettings")
+        .c(Node::new("Version").p(Prop::I32(1000)))
+        .c(props)
+}
+
+fn p_head(name: &str, ty: &str, label: &str, flags: &str) -> Node {
+    Node::new("P")
+        .p(Prop::Str(name.into()))
+        .p(Prop::Str(ty.into()))
+        .p(Prop::Str(label.into()))
+        .p(Prop::Str(flags.into()))
+}
+
+fn prop_i32(name: &str, v: i32) -> Node {
+    p_head(name, "int", "Integer", "").p(Prop::I32(v))
+}
+
+fn prop_f64(name: &str, v: f64) -> Node {
+    p_head(name, "double", "Number", "").p(Prop::F64(v))
+}
+
+fn prop_vec(name: &str, ty: &str, label: &str, flags: &str, v: Vec3) -> Node {
+    prop_dvec(name, ty, label, flags, v.as_dvec3())
+}
+
+fn prop_dvec(name: &str, ty: &str, label: &str, flags: &str, v: DVec3) -> Node {
+    p_head(name, ty, label, flags)
+        .p(Prop::F64(v.x))
+        .p(Prop::F64(v.y))
+        .p(Prop::F64(v.z))
+}
+
+fn prop_time(name: &str, ticks: i64) -> Node {
+    p_head(name, "KTime", "Time", "").p(Prop::I64(ticks))
+}
+
+/// `name\0\x01Class`, the binary form of an object's name.
+fn object_name(name: &str, class: &str) -> Prop {
+    let mut bytes = name.replace('\0', "").into_bytes();
+    bytes.extend_from_slice(b"\0\x01");
+    bytes.extend_from_slice(class.as_bytes());
+    Prop::Bytes(bytes)
+}
+
+/// A matrix as the 16 doubles FBX stores (column-major, like glam).
+fn matrix(m: &Mat4) -> Prop {
+    Prop::F64s(m.to_cols_array().iter().map(|&x| f64::from(x)).collect())
+}
+
+/// FBX's default rotation order XYZ applies X first: `R = Rz · Ry · Rx`, glam's intrinsic ZYX.
+/// Computed in f64: near gimbal lock (Y at ±90°, common on quadrupeds' legs) the f32
+/// decomposition is off by degrees.
+fn euler_degrees(q: Quat) -> DVec3 {
+    let q = DQuat::from_xyzw(f64::from(q.x), f64::from(q.y), f64::from(q.z), f64::from(q.w)).normalize();
+    let (z, y, x) = q.to_euler(EulerRot::ZYX);
+    DVec3::new(x.to_degrees(), y.to_degrees(), z.to_degrees())
+}
+
+/// The Objects and Connections sections being built, with the next free object id.
+struct Scene {
+    objects: Node,
+    connections: Node,
+    next_id: i64,
+}
+
+impl Default for Scene {
+    fn default() -> Self {
+        Scene {
+            objects: Node::new("Objects"),
+            connections: Node::new("Connections"),
+            next_id: 1_000_000,
+        }
+    }
+}
+
+impl Scene {
+    fn id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    fn connect(&mut self, child: i64, parent: i64) {
+        self.connections.push(
+            Node::new("C")
+                .p(Prop::Str("OO".into()))
+                .p(Prop::I64(child))
+                .p(Prop::I64(parent)),
+        );
+    }
+
+    fn connect_prop(&mut self, child: i64, parent: i64, prop: &str) {
+        self.connections.push(
+            Node::new("C")
+                .p(Prop::Str("OP".into()))
+                .p(Prop::I64(child))
+                .p(Prop::I64(parent))
+                .p(Prop::Str(prop.into())),
+        );
+    }
+
+    fn build(&mut self, c: &Character, fps: f64) -> Result<(), IoError> {
+        let materials: Vec<i64> = c.mesh.materials.iter().map(|m| self.material(m)).collect();
+        // Mesh nodes first: readers meet them in this order.
+        let mut parts = Vec::new();
+        for part in c.mesh.parts_or_whole() {
+            if part.vertices.is_empty() {
+                continue;
+            }
+            let (model, geometry) = self.mesh_node(&c.mesh, &part, &part.name)?;
+            self.connect(model, 0);
+            if let Some(m) = part.material.and_then(|m| materials.get(m)) {
+                self.connect(*m, model);
+            }
+            parts.push((part, model, geometry));
+        }
+        let joints = self.skeleton(c);
+        if let Some(skin) = &c.skin {
+            let bind_world: Vec<Mat4> = c.skeleton.inverse_bind.iter().map(Mat4::inverse).collect();
+            for (k, (part, _, geometry)) in parts.iter().enumerate() {
+                let skin_id = self.id();
+                self.objects.push(
+                    Node::new("Deformer")
+                        .p(Prop::I64(skin_id))
+                        .p(object_name(&format!("{} skin", part.name), "Deformer"))
+                        .p(Prop::Str("Skin".into()))
+                        .c(Node::new("Version").p(Prop::I32(101)))
+                        .c(Node::new("Link_DeformAcuracy").p(Prop::F64(50.0))),
+                );
+                self.connect(skin_id, *geometry);
+                // Per joint: the part's control points it weights, and how much.
+                let mut per_joint: Vec<(Vec<i32>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); joints.len()];
+                for (local, v) in part.vertices.clone().enumerate() {
+                    for inf in skin.influences(v) {
+                        if let Some(slot) = per_joint.get_mut(inf.joint as usize) {
+                            slot.0.push(local as i32);
+                            slot.1.push(f64::from(inf.weight));
+                        }
+                    }
+                }
+                for (j, (indexes, weights)) in per_joint.into_iter().enumerate() {
+                    // The first part also binds the joints no vertex depends on (a root above
+                    // the hips, end sites), so readers that take the skeleton from the
+                    // clusters (Maya's, ufbx's, rigml's) see every joint with its bind matrix.
+                    if indexes.is_empty() && k > 0 {
+                        continue;
+                    }
+                    let cluster = self.id();
+                    let link = bind_world[j];
+                    let mut node = Node::new("Deformer")
+                        .p(Prop::I64(cluster))
+                        .p(object_name(&c.skeleton.names[j], "SubDeformer"))
+                        .p(Prop::Str("Cluster".into()))
+                        .c(Node::new("Version").p(Prop::I32(100)));
+                    if !indexes.is_empty() {
+                        node.push(Node::new("Indexes").p(Prop::I32s(indexes)));
+                        node.push(Node::new("Weights").p(Prop::F64s(weights)));
+                    }
+                    node.push(Node::new("Transform").p(matrix(&link.inverse())));
+                    node.push(Node::new("TransformLink").p(matrix(&link)));
+                    self.objects.push(node);
+                    self.connect(cluster, skin_id);
+                    self.connect(joints[j], cluster);
+                }
+            }
+            self.bind_pose(&parts.iter().map(|p| p.1).collect::<Vec<_>>(), &joints, &bind_world);
+        }
+        for a in &c.attachments {
+            let whole = a.mesh.parts_or_whole();
+            let Some(first) = whole.first() else { continue };
+            let part = rigml_core::MeshPart {
+                vertices: 0..a.mesh.vertex_count(),
+                triangles: 0..a.mesh.triangle_count(),
+                material: first.material,
+                name: a.name.clone(),
+            };
+            let (model, _) = self.mesh_node(&a.mesh, &part, &a.name)?;
+            self.set_local(model, &Transform::from_mat4(&a.local));
+            if let Some(&parent) = joints.get(a.joint) {
+                self.connect(model, parent);
+            }
+        }
+        for clip in &c.clips {
+            self.clip(c, clip, &joints, fps);
+        }
+        Ok(())
+    }
+
+    fn material(&mut self, m: &rigml_core::Material) -> i64 {
+        let id = self.id();
+        let [r, g, b, a] = m.base_color;
+        self.objects.push(
+            Node::new("Material")
+                .p(Prop::I64(id))
+                .p(object_name(&m.name, "Material"))
+                .p(Prop::Str(String::new()))
+                .c(Node::new("Version").p(Prop::I32(102)))
+                .c(Node::new("ShadingModel").p(Prop::Str("phong".into())))
+                .c(Node::new("MultiLayer").p(Prop::I32(0)))
+                .c(Node::new("Properties70")
+                    .c(prop_vec("DiffuseColor", "Color", "", "A", Vec3::new(r, g, b)))
+                    .c(prop_f64("DiffuseFactor", 1.0))
+                    .c(prop_f64("Opacity", f64::from(a)))),
+        );
+        id
+    }
+
+    /// A mesh Model and its Geometry for `part` of `mesh`; returns their ids (connected).
+    fn mesh_node(&mut self, mesh: &Mesh, part: &rigml_core::MeshPart, name: &str) -> Result<(i64, i64), IoError> {
+        let v0 = part.vertices.start;
+        let vertices: Vec<f64> = mesh.positions[part.vertices.clone()]
+            .iter()
+            .flat_map(|p| p.to_array())
+            .map(f64::from)
+            .collect();
+        let mut polygon_index = Vec::with_capacity(part.triangles.len() * 3);
+        for t in &mesh.triangles[part.triangles.clone()] {
+            let local = |k: usize| t[k] as i64 - v0 as i64;
+            polygon_index.push(local(0) as i32);
+            polygon_index.push(local(1) as i32);
+            polygon_index.push(-(local(2) as i32) - 1); // the last corner of a polygon is stored as -(i+1)
+        }
+        let geometry = self.id();
+        let mut g = Node::new("Geometry")
+            .p(Prop::I64(geometry))
+            .p(object_name(name, "Geometry"))
+            .p(Prop::Str("Mesh".into()))
+            .c(Node::new("GeometryVersion").p(Prop::I32(124)))
+            .c(Node::new("Vertices").p(Prop::F64s(vertices)))
+            .c(Node::new("PolygonVertexIndex").p(Prop::I32s(polygon_index.clone())));
+        let mut layer = Node::new("Layer")
+            .p(Prop::I32(0))
+            .c(Node::new("Version").p(Prop::I32(100)));
+        let element = |ty: &str| {
+            Node::new("LayerElement")
+                .c(Node::new("Type").p(Prop::Str(ty.into())))
+                .c(Node::new("TypedIndex").p(Prop::I32(0)))
+        };
+        if !mesh.normals.is_empty() {
+            let normals: Vec<f64> = mesh.normals[part.vertices.clone()]
+                .iter()
+                .flat_map(|n| n.to_array())
+                .map(f64::from)
+                .collect();
+            g.push(
+                Node::new("LayerElementNormal")
+                    .p(Prop::I32(0))
+                    .c(Node::new("Version").p(Prop::I32(101)))
+                    .c(Node::new("Name").p(Prop::Str(String::new())))
+                    .c(Node::new("MappingInformationType").p(Prop::Str("ByVertice".into())))
+                    .c(Node::new("ReferenceInformationType").p(Prop::Str("Direct".into())))
+                    .c(Node::new("Normals").p(Prop::F64s(normals))),
+            );
+            layer.push(element("LayerElementNormal"));
+        }
+        if !mesh.uvs.is_empty() {
+            let uvs: Vec<f64> = mesh.uvs[part.vertices.clone()]
+                .iter()
+                .flat_map(|uv| uv.to_array())
+                .map(f64::from)
+                .collect();
+            let corners: Vec<i32> = polygon_index.iter().map(|&i| if i < 0 { -i - 1 } else { i }).collect();
+            g.push(
+                Node::new("LayerElementUV")
+                    .p(Prop::I32(0))
+                    .c(Node::new("Version").p(Prop::I32(101)))
+                    .c(Node::new("Name").p(Prop::Str("UVMap".into())))
+                    .c(Node::new("MappingInformationType").p(Prop::Str("ByPolygonVertex".into())))
+                    .c(Node::new("ReferenceInformationType").p(Prop::Str("IndexToDirect".into())))
+                    .c(Node::new("UV").p(Prop::F64s(uvs)))
+                    .c(Node::new("UVIndex").p(Prop::I32s(corners))),
+            );
+            layer.push(element("LayerElementUV"));
+        }
+        if part.material.is_some() {
+            g.push(
+                Node::new("LayerElementMaterial")
+                    .p(Prop::I32(0))
+                    .c(Node::new("Version").p(Prop::I32(101)))
+                    .c(Node::new("Name").p(Prop::Str(String::new())))
+                    .c(Node::new("MappingInformationType").p(Prop::Str("AllSame".into())))
+                    .c(Node::new("ReferenceInformationType").p(Prop::Str("IndexToDirect".into())))
+                    .c(Node::new("Materials").p(Prop::I32s(vec![0]))),
+            );
+            layer.push(element("LayerElementMaterial"));
+        }
+        g.push(layer);
+        self.objects.push(g);
+        let model = self.id();
+        self.objects.push(
+            Node::new("Model")
+                .p(Prop::I64(model))
+                .p(object_name(name, "Model"))
+                .p(Prop::Str("Mesh".into()))
+                .c(Node::new("Version").p(Prop::I32(232)))
+                .c(Node::new("Properties70"))
+                .c(Node::new("Shading").p(Prop::Bool(true)))
+                .c(Node::new("Culling").p(Prop::Str("CullingOff".into()))),
+        );
+        self.connect(geometry, model);
+        Ok((model, geometry))
+    }
+
+    /// Write `t` as the Lcl properties of the Model `id` (already pushed).
+    fn set_local(&mut self, id: i64, t: &Transform) {
+        let props = local_props(t);
+        if let Some(model) = self
+            .objects
+            .children
+            .iter_mut()
+            .rev()
+            .find(|n| n.name == "Model" && n.props.first() == Some(&Prop::I64(id)))
+        {
+            if let Some(p70) = model.children.iter_mut().find(|n| n.name == "Properties70") {
+                p70.children = props;
+            }
+        }
+    }
+
+    /// One LimbNode per joint, parented as the skeleton is; returns their ids.
+    fn skeleton(&mut self, c: &Character) -> Vec<i64> {
+        let s = &c.skeleton;
+        let mut ids = Vec::with_capacity(s.joint_count());
+        for j in 0..s.joint_count() {
+            let model = self.id();
+            let attribute = self.id();
+            self.objects.push(
+                Node::new("NodeAttribute")
+                    .p(Prop::I64(attribute))
+                    .p(object_name(&s.names[j], "NodeAttribute"))
+                    .p(Prop::Str("LimbNode".into()))
+                    .c(Node::new("TypeFlags").p(Prop::Str("Skeleton".into()))),
+            );
+            let mut p70 = Node::new("Properties70");
+            p70.children = local_props(&s.rest_local[j]);
+            self.objects.push(
+                Node::new("Model")
+                    .p(Prop::I64(model))
+                    .p(object_name(&s.names[j], "Model"))
+                    .p(Prop::Str("LimbNode".into()))
+                    .c(Node::new("Version").p(Prop::I32(232)))
+                    .c(p70)
+                    .c(Node::new("Culling").p(Prop::Str("CullingOff".into()))),
+            );
+            self.connect(attribute, model);
+            let parent = s.parents[j].and_then(|p| ids.get(p).copied()).unwrap_or(0);
+            self.connect(model, parent);
+            ids.push(model);
+        }
+        ids
+    }
+
+    fn bind_pose(&mut self, meshes: &[i64], joints: &[i64], bind_world: &[Mat4]) {
+        let id = self.id();
+        let mut pose = Node::new("Pose")
+            .p(Prop::I64(id))
+            .p(object_name("BindPose", "Pose"))
+            .p(Prop::Str("BindPose".into()))
+            .c(Node::new("Type").p(Prop::Str("BindPose".into())))
+            .c(Node::new("Version").p(Prop::I32(100)))
+            .c(Node::new("NbPoseNodes").p(Prop::I32((meshes.len() + joints.len()) as i32)));
+        let entries = meshes
+            .iter()
+            .map(|&m| (m, Mat4::IDENTITY))
+            .chain(joints.iter().copied().zip(bind_world.iter().copied()));
+        for (node, m) in entries {
+            pose.push(
+                Node::new("PoseNode")
+                    .c(Node::new("Node").p(Prop::I64(node)))
+                    .c(Node::new("Matrix").p(matrix(&m))),
+            );
+        }
+        self.objects.push(pose);
+    }
+
+    /// One stack + layer; T/R/S curves for each animated joint, sampled at `fps`.
+    fn clip(&mut self, c: &Character, clip: &Clip, joints: &[i64], fps: f64) {
+        if clip.channels.is_empty() {
+            return;
+        }
+        let start = f64::from(clip.start());
+        let frames = (f64::from(clip.duration()) * fps).round().max(0.0) as usize + 1;
+        let times: Vec<f64> = (0..frames)
+            .map(|f| (start + f as f64 / fps).min(start + f64::from(clip.duration())))
+            .collect();
+        let ticks: Vec<i64> = times
+            .iter()
+            .map(|&t| (t * TICKS_PER_SECOND as f64).round() as i64)
+            .collect();
+        let mut animated = vec![false; joints.len()];
+        for ch in &clip.channels {
+            if let Some(a) = animated.get_mut(ch.joint) {
+                *a = true;
+            }
+        }
+        // Poses at every frame.
+        let rest = Pose::rest(&c.skeleton);
+        let mut pose = rest.clone();
+        let mut poses = Vec::with_capacity(frames);
+        for &t in &times {
+            pose.local.clone_from(&rest.local);
+            clip.sample_into(t as f32, &mut pose);
+            poses.push(pose.local.clone());
+        }
+
+        let stack = self.id();
+        let layer = self.id();
+        let (first, last) = (ticks[0], ticks[ticks.len() - 1]);
+        self.objects.push(
+            Node::new("AnimationStack")
+                .p(Prop::I64(stack))
+                .p(object_name(&clip.name, "AnimStack"))
+                .p(Prop::Str(String::new()))
+                .c(Node::new("Properties70")
+                    .c(prop_time("LocalStart", first))
+                    .c(prop_time("LocalStop", last))
+                    .c(prop_time("ReferenceStart", first))
+                    .c(prop_time("ReferenceStop", last))),
+        );
+        // Named as its stack: Blender then names the action `<armature>|<clip>`.
+        self.objects.push(
+            Node::new("AnimationLayer")
+                .p(Prop::I64(layer))
+                .p(object_name(&clip.name, "AnimLayer"))
+                .p(Prop::Str(String::new())),
+        );
+        self.connect(layer, stack);
+        for (j, &model) in joints.iter().enumerate() {
+            if !animated[j] {
+                continue;
+            }
+            let translation: Vec<DVec3> = poses.iter().map(|p| p[j].translation.as_dvec3()).collect();
+            let scale: Vec<DVec3> = poses.iter().map(|p| p[j].scale.as_dvec3()).collect();
+            let rotation = continuous_euler(poses.iter().map(|p| p[j].rotation));
+            for (short, prop, values) in [
+                ("T", "Lcl Translation", translation),
+                ("R", "Lcl Rotation", rotation),
+                ("S", "Lcl Scaling", scale),
+            ] {
+                self.curve_node(layer, model, short, prop, &ticks, &values);
+            }
+        }
+    }
+
+    fn curve_node(&mut self, layer: i64, model: i64, short: &str, prop: &str, ticks: &[i64], values: &[DVec3]) {
+        let node = self.id();
+        let first = values.first().copied().unwrap_or_default();
+        self.objects.push(
+            Node::new("AnimationCurveNode")
+                .p(Prop::I64(node))
+                .p(object_name(short, "AnimCurveNode"))
+                .p(Prop::Str(String::new()))
+                .c(Node::new("Properties70")
+                    .c(p_head("d|X", "Number", "", "A").p(Prop::F64(first.x)))
+                    .c(p_head("d|Y", "Number", "", "A").p(Prop::F64(first.y)))
+                    .c(p_head("d|Z", "Number", "", "A").p(Prop::F64(first.z)))),
+        );
+        self.connect(node, layer);
+        self.connect_prop(node, model, prop);
+        for (axis, channel) in ["d|X", "d|Y", "d|Z"].into_iter().enumerate() {
+            let curve = self.id();
+            // KeyValueFloat is single precision in every FBX version.
+            let keys: Vec<f32> = values.iter().map(|v| v[axis] as f32).collect();
+            self.objects.push(
+                Node::new("AnimationCurve")
+                    .p(Prop::I64(curve))
+                    .p(object_name("", "AnimCurve"))
+                    .p(Prop::Str(String::new()))
+                    .c(Node::new("Default").p(Prop::F64(f64::from(keys[0]))))
+                    .c(Node::new("KeyVer").p(Prop::I32(4009)))
+                    .c(Node::new("KeyTime").p(Prop::I64s(ticks.to_vec())))
+                    .c(Node::new("KeyValueFloat").p(Prop::F32s(keys)))
+                    // One attribute for all keys: linear interpolation (flag 0x4).
+                    .c(Node::new("KeyAttrFlags").p(Prop::I32s(vec![0x4])))
+                    .c(Node::new("KeyAttrDataFloat").p(Prop::F32s(vec![0.0; 4])))
+                    .c(Node::new("KeyAttrRefCount").p(Prop::I32s(vec![ticks.len() as i32]))),
+            );
+            self.connect_prop(curve, node, channel);
+        }
+    }
+}
+
+/// Lcl Translation / Rotation (XYZ Euler, degrees) / Scaling properties of a transform.
+fn local_props(t: &Transform) -> Vec<Node> {
+    vec![
+        prop_vec("Lcl Translation", "Lcl Translation", "", "A", t.translation),
+        prop_dvec("Lcl Rotation", "Lcl Rotation", "", "A", euler_degrees(t.rotation)),
+        prop_vec("Lcl Scaling", "Lcl Scaling", "", "A", t.scale),
+    ]
+}
+
+/// Euler angles (degrees) of each rotation, each angle shifted by whole turns to stay within
+/// 180° of the previous frame's, so linear interpolation never spins the long way round.
+fn continuous_euler(rotations: impl Iterator<Item = Quat>) -> Vec<DVec3> {
+    let mut out: Vec<DVec3> = Vec::new();
+    for q in rotations {
+        let mut e = euler_degrees(q);
+        if let Some(prev) = out.last() {
+            for k in 0..3 {
+                e[k] += ((prev[k] - e[k]) / 360.0).round() * 360.0;
+            }
+        }
+        out.push(e);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn euler_angles_apply_x_first() {
+        let q = Quat::from_rotation_z(0.3) * Quat::from_rotation_y(0.2) * Quat::from_rotation_x(0.1);
+        let e = euler_degrees(q);
+        assert!((e - DVec3::new(0.1f64.to_degrees(), 0.2f64.to_degrees(), 0.3f64.to_degrees())).length() < 1e-3);
+    }
+
+    #[test]
+    fn euler_curves_do_not_jump_a_whole_turn() {
+        let a = Quat::from_rotation_z(179f32.to_radians());
+        let b = Quat::from_rotation_z(-179f32.to_radians());
+        let e = continuous_euler([a, b].into_iter());
+        assert!((e[1].z - 181.0).abs() < 1e-2, "{e:?}");
+    }
+}
