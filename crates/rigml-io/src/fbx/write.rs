@@ -7,7 +7,11 @@
 //!   normals per control point (`ByVertice`), UVs per corner indexed by control point, one
 //!   material per part.
 //! - **skeleton**: a LimbNode Model (with its NodeAttribute) per joint, parented as the joints
-//!   are, local transforms = the rest pose (rotation as XYZ Euler angles in degrees).
+//!   are, local transforms = the rest pose (rotation as XYZ Euler angles in degrees); a scale
+//!   all roots share goes on a Null above them (the armature object in Blender and Maya).
+//! - **bind pose**: when the bind pose differs from the rest pose by one transform shared by
+//!   every weighted joint, the mesh is re-bound in the rest pose first (exact; see
+//!   `bound_at_rest`), as DCCs expect bind = rest.
 //! - **skin**: per mesh part a Skin deformer with one Cluster per joint that weights the part:
 //!   `Indexes`/`Weights`, `TransformLink` = the joint's bind matrix (inverse of
 //!   [`Skeleton::inverse_bind`](rigml_core::Skeleton)) and `Transform` = its inverse (the mesh
@@ -26,7 +30,7 @@
 
 use super::binary::{encode, Node, Prop};
 use crate::IoError;
-use rigml_core::glam::{DQuat, DVec3, EulerRot, Mat4, Quat, Vec3};
+use rigml_core::glam::{DMat4, DQuat, DVec3, EulerRot, Mat4, Quat, Vec3};
 use rigml_core::{Character, Clip, Mesh, Pose, Transform};
 use std::path::Path;
 
@@ -41,6 +45,14 @@ pub const MAX_FPS: f64 = 240.0;
 
 /// Encode a character as a binary FBX file.
 pub fn to_fbx(character: &Character, path: &Path) -> Result<Vec<u8>, IoError> {
+    let rebound;
+    let character = match bound_at_rest(character) {
+        Some(c) => {
+            rebound = c;
+            &rebound
+        }
+        None => character,
+    };
     let fps = frame_rate(character);
     let mut scene = Scene::default();
     scene.build(character, fps)?;
@@ -57,6 +69,54 @@ pub fn to_fbx(character: &Character, path: &Path) -> Result<Vec<u8>, IoError> {
         Node::new("Takes").c(Node::new("Current").p(Prop::Str(String::new()))),
     ];
     encode(&nodes).map_err(|_| IoError::unsupported(path, "the scene is over the 4 GiB a 7.4 FBX file can hold"))
+}
+
+/// The character re-bound in its rest pose, when its bind pose differs from the rest pose by
+/// one transform `M` shared by every weighted joint (`rest_world · inverse_bind = M`; Blender's
+/// glTF exports of Quaternius characters bind a 0.28-scaled, turned copy of the rest skeleton):
+/// vertices become `M · p` and each joint's bind matrix its rest matrix, which poses every vertex
+/// exactly as before. FBX importers that build bones from the bind matrices (Blender's: bones
+/// hold no scale) then see the rest skeleton. `None` when bind and rest agree already or when
+/// joints differ by different transforms.
+pub fn bound_at_rest(c: &Character) -> Option<Character> {
+    let skin = c.skin.as_ref()?;
+    // Rest matrices in f64: the re-bound vertices must land within float rounding of the
+    // originals' poses even under a ×100 armature.
+    let mut rest: Vec<DMat4> = Vec::with_capacity(c.skeleton.joint_count());
+    for (j, t) in c.skeleton.rest_local.iter().enumerate() {
+        let local = t.to_mat4().as_dmat4();
+        let world = match c.skeleton.parents[j] {
+            Some(p) if p < j => rest[p] * local,
+            _ => local,
+        };
+        rest.push(world);
+    }
+    let used = skin.joints_used(c.skeleton.joint_count());
+    let offsets: Vec<DMat4> = (0..c.skeleton.joint_count())
+        .filter(|&j| used[j])
+        .map(|j| rest[j] * c.skeleton.inverse_bind[j].as_dmat4())
+        .collect();
+    let m = *offsets.first()?;
+    let scale = m.to_cols_array().iter().fold(0.0f64, |a, x| a.max(x.abs()));
+    let close = |a: &DMat4, b: &DMat4| a.abs_diff_eq(*b, 1e-5 * scale.max(1.0));
+    if close(&m, &DMat4::IDENTITY) || !offsets.iter().all(|o| close(o, &m)) || m.determinant().abs() < 1e-12 {
+        return None;
+    }
+    let mut out = c.clone();
+    for p in &mut out.mesh.positions {
+        *p = m.transform_point3(p.as_dvec3()).as_vec3();
+    }
+    let normal = rigml_core::glam::Mat3::from_mat4(m.as_mat4()).inverse().transpose();
+    for n in &mut out.mesh.normals {
+        *n = (normal * *n).normalize_or_zero();
+    }
+    if m.determinant() < 0.0 {
+        for t in &mut out.mesh.triangles {
+            t.swap(1, 2);
+        }
+    }
+    out.skeleton.inverse_bind = rest.iter().map(|r| r.inverse().as_mat4()).collect();
+    Some(out)
 }
 
 /// The rate clips are sampled at: the median key spacing of the first clip with keys,
@@ -162,8 +222,8 @@ fn object_name(name: &str, class: &str) -> Prop {
 }
 
 /// A matrix as the 16 doubles FBX stores (column-major, like glam).
-fn matrix(m: &Mat4) -> Prop {
-    Prop::F64s(m.to_cols_array().iter().map(|&x| f64::from(x)).collect())
+fn matrix(m: &DMat4) -> Prop {
+    Prop::F64s(m.to_cols_array().to_vec())
 }
 
 /// FBX's default rotation order XYZ applies X first: `R = Rz · Ry · Rx`, glam's intrinsic ZYX.
@@ -219,22 +279,29 @@ impl Scene {
 
     fn build(&mut self, c: &Character, fps: f64) -> Result<(), IoError> {
         let materials: Vec<i64> = c.mesh.materials.iter().map(|m| self.material(m)).collect();
+        let lift = common_root_scale(&c.skeleton);
+        let top = self.lift_node(c, lift);
+        let unit = lift.unwrap_or(1.0);
         // Mesh nodes first: readers meet them in this order.
         let mut parts = Vec::new();
         for part in c.mesh.parts_or_whole() {
             if part.vertices.is_empty() {
                 continue;
             }
-            let (model, geometry) = self.mesh_node(&c.mesh, &part, &part.name)?;
-            self.connect(model, 0);
+            let (model, geometry) = self.mesh_node(&c.mesh, &part, &part.name, unit)?;
+            self.connect(model, top);
             if let Some(m) = part.material.and_then(|m| materials.get(m)) {
                 self.connect(*m, model);
             }
             parts.push((part, model, geometry));
         }
-        let joints = self.skeleton(c);
+        let joints = self.skeleton(c, lift, top);
         if let Some(skin) = &c.skin {
-            let bind_world: Vec<Mat4> = c.skeleton.inverse_bind.iter().map(Mat4::inverse).collect();
+            // In f64: the cluster matrices multiply out to the stored vertices' bind positions,
+            // and a ×100 armature costs single precision its last digits.
+            let bind_world: Vec<DMat4> = c.skeleton.inverse_bind.iter().map(|m| m.as_dmat4().inverse()).collect();
+            // Where the mesh nodes sit: under the lifted scale's Null, or at the origin.
+            let mesh_world = DMat4::from_scale(DVec3::splat(f64::from(unit)));
             for (k, (part, _, geometry)) in parts.iter().enumerate() {
                 let skin_id = self.id();
                 self.objects.push(
@@ -274,14 +341,19 @@ impl Scene {
                         node.push(Node::new("Indexes").p(Prop::I32s(indexes)));
                         node.push(Node::new("Weights").p(Prop::F64s(weights)));
                     }
-                    node.push(Node::new("Transform").p(matrix(&link.inverse())));
+                    node.push(Node::new("Transform").p(matrix(&(link.inverse() * mesh_world))));
                     node.push(Node::new("TransformLink").p(matrix(&link)));
                     self.objects.push(node);
                     self.connect(cluster, skin_id);
                     self.connect(joints[j], cluster);
                 }
             }
-            self.bind_pose(&parts.iter().map(|p| p.1).collect::<Vec<_>>(), &joints, &bind_world);
+            self.bind_pose(
+                &parts.iter().map(|p| p.1).collect::<Vec<_>>(),
+                mesh_world,
+                &joints,
+                &bind_world,
+            );
         }
         for a in &c.attachments {
             let whole = a.mesh.parts_or_whole();
@@ -292,14 +364,14 @@ impl Scene {
                 material: first.material,
                 name: a.name.clone(),
             };
-            let (model, _) = self.mesh_node(&a.mesh, &part, &a.name)?;
+            let (model, _) = self.mesh_node(&a.mesh, &part, &a.name, 1.0)?;
             self.set_local(model, &Transform::from_mat4(&a.local));
             if let Some(&parent) = joints.get(a.joint) {
                 self.connect(model, parent);
             }
         }
         for clip in &c.clips {
-            self.clip(c, clip, &joints, fps);
+            self.clip(c, clip, &joints, fps, lift);
         }
         Ok(())
     }
@@ -324,12 +396,20 @@ impl Scene {
     }
 
     /// A mesh Model and its Geometry for `part` of `mesh`; returns their ids (connected).
-    fn mesh_node(&mut self, mesh: &Mesh, part: &rigml_core::MeshPart, name: &str) -> Result<(i64, i64), IoError> {
+    /// Vertices are stored divided by `unit` (the scale of the node the mesh hangs under).
+    fn mesh_node(
+        &mut self,
+        mesh: &Mesh,
+        part: &rigml_core::MeshPart,
+        name: &str,
+        unit: f32,
+    ) -> Result<(i64, i64), IoError> {
         let v0 = part.vertices.start;
+        let unit = f64::from(unit);
         let vertices: Vec<f64> = mesh.positions[part.vertices.clone()]
             .iter()
             .flat_map(|p| p.to_array())
-            .map(f64::from)
+            .map(|x| f64::from(x) / unit)
             .collect();
         let mut polygon_index = Vec::with_capacity(part.triangles.len() * 3);
         for t in &mesh.triangles[part.triangles.clone()] {
@@ -435,8 +515,47 @@ impl Scene {
         }
     }
 
-    /// One LimbNode per joint, parented as the skeleton is; returns their ids.
-    fn skeleton(&mut self, c: &Character) -> Vec<i64> {
+    /// The Null carrying the roots' common scale (and the mesh nodes, whose vertices are then
+    /// stored in its unscaled space, as Blender exports such files); 0 (the scene root) without.
+    fn lift_node(&mut self, c: &Character, lift: Option<f32>) -> i64 {
+        match lift {
+            Some(scale) => {
+                let null = self.id();
+                let attribute = self.id();
+                let name = format!("{}_skeleton", c.name);
+                self.objects.push(
+                    Node::new("NodeAttribute")
+                        .p(Prop::I64(attribute))
+                        .p(object_name(&name, "NodeAttribute"))
+                        .p(Prop::Str("Null".into()))
+                        .c(Node::new("TypeFlags").p(Prop::Str("Null".into()))),
+                );
+                let mut p70 = Node::new("Properties70");
+                p70.children = local_props(&Transform {
+                    scale: Vec3::splat(scale),
+                    ..Transform::default()
+                });
+                self.objects.push(
+                    Node::new("Model")
+                        .p(Prop::I64(null))
+                        .p(object_name(&name, "Model"))
+                        .p(Prop::Str("Null".into()))
+                        .c(Node::new("Version").p(Prop::I32(232)))
+                        .c(p70),
+                );
+                self.connect(attribute, null);
+                self.connect(null, 0);
+                null
+            }
+            None => 0,
+        }
+    }
+
+    /// One LimbNode per joint, parented as the skeleton is; returns their ids. A scale every
+    /// root shares (an armature scaled ×100 that the reader baked into the roots) goes on a
+    /// Null above them instead, as the file rigml read had it: Blender makes that Null the
+    /// armature object and sizes the bones in its unscaled space.
+    fn skeleton(&mut self, c: &Character, lift: Option<f32>, top: i64) -> Vec<i64> {
         let s = &c.skeleton;
         let mut ids = Vec::with_capacity(s.joint_count());
         for j in 0..s.joint_count() {
@@ -450,7 +569,7 @@ impl Scene {
                     .c(Node::new("TypeFlags").p(Prop::Str("Skeleton".into()))),
             );
             let mut p70 = Node::new("Properties70");
-            p70.children = local_props(&s.rest_local[j]);
+            p70.children = local_props(&under_lift(s.rest_local[j], lift, s.parents[j].is_none()));
             self.objects.push(
                 Node::new("Model")
                     .p(Prop::I64(model))
@@ -461,14 +580,14 @@ impl Scene {
                     .c(Node::new("Culling").p(Prop::Str("CullingOff".into()))),
             );
             self.connect(attribute, model);
-            let parent = s.parents[j].and_then(|p| ids.get(p).copied()).unwrap_or(0);
+            let parent = s.parents[j].and_then(|p| ids.get(p).copied()).unwrap_or(top);
             self.connect(model, parent);
             ids.push(model);
         }
         ids
     }
 
-    fn bind_pose(&mut self, meshes: &[i64], joints: &[i64], bind_world: &[Mat4]) {
+    fn bind_pose(&mut self, meshes: &[i64], mesh_world: DMat4, joints: &[i64], bind_world: &[DMat4]) {
         let id = self.id();
         let mut pose = Node::new("Pose")
             .p(Prop::I64(id))
@@ -479,7 +598,7 @@ impl Scene {
             .c(Node::new("NbPoseNodes").p(Prop::I32((meshes.len() + joints.len()) as i32)));
         let entries = meshes
             .iter()
-            .map(|&m| (m, Mat4::IDENTITY))
+            .map(|&m| (m, mesh_world))
             .chain(joints.iter().copied().zip(bind_world.iter().copied()));
         for (node, m) in entries {
             pose.push(
@@ -492,7 +611,7 @@ impl Scene {
     }
 
     /// One stack + layer; T/R/S curves for each animated joint, sampled at `fps`.
-    fn clip(&mut self, c: &Character, clip: &Clip, joints: &[i64], fps: f64) {
+    fn clip(&mut self, c: &Character, clip: &Clip, joints: &[i64], fps: f64, lift: Option<f32>) {
         if clip.channels.is_empty() {
             return;
         }
@@ -547,8 +666,10 @@ impl Scene {
             if !animated[j] {
                 continue;
             }
-            let translation: Vec<DVec3> = poses.iter().map(|p| p[j].translation.as_dvec3()).collect();
-            let scale: Vec<DVec3> = poses.iter().map(|p| p[j].scale.as_dvec3()).collect();
+            let root = c.skeleton.parents[j].is_none();
+            let local: Vec<Transform> = poses.iter().map(|p| under_lift(p[j], lift, root)).collect();
+            let translation: Vec<DVec3> = local.iter().map(|t| t.translation.as_dvec3()).collect();
+            let scale: Vec<DVec3> = local.iter().map(|t| t.scale.as_dvec3()).collect();
             let rotation = continuous_euler(poses.iter().map(|p| p[j].rotation));
             for (short, prop, values) in [
                 ("T", "Lcl Translation", translation),
@@ -596,6 +717,30 @@ impl Scene {
             self.connect_prop(curve, node, channel);
         }
     }
+}
+
+/// The uniform scale every root joint's rest transform carries, when it is not 1: it is
+/// written on a Null above the roots (see `Scene::skeleton`).
+/// Only for a single root: above several roots the Null would be their common ancestor, which
+/// FBX readers that take the skeleton from the clusters' common ancestor (rigml's) count as a
+/// joint.
+fn common_root_scale(skeleton: &rigml_core::Skeleton) -> Option<f32> {
+    let roots: Vec<usize> = (0..skeleton.joint_count())
+        .filter(|&j| skeleton.parents[j].is_none())
+        .collect();
+    let [root] = roots[..] else { return None };
+    let s = skeleton.rest_local[root].scale;
+    let uniform = (s.max_element() - s.min_element()).abs() <= 1e-6 * s.max_element().abs();
+    (s.x.is_finite() && s.x > 0.0 && uniform && (s.x - 1.0).abs() > 1e-4).then_some(s.x)
+}
+
+/// A root joint's transform under the lifted scale's Null (others unchanged).
+fn under_lift(mut t: Transform, lift: Option<f32>, root: bool) -> Transform {
+    if let (Some(s), true) = (lift, root) {
+        t.translation /= s;
+        t.scale /= s;
+    }
+    t
 }
 
 /// Lcl Translation / Rotation (XYZ Euler, degrees) / Scaling properties of a transform.
