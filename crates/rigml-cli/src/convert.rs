@@ -74,6 +74,17 @@ pub fn run(args: &Args) -> Result<String> {
     if let Some(lost) = dropped_by(output_format, &character) {
         let _ = writeln!(out, "note: {lost}");
     }
+    if matches!(output_format, Format::Gltf | Format::Glb) {
+        for clip in &character.clips {
+            if let Some(shift) = rigml_io::gltf::clip_start_shift(clip) {
+                let _ = writeln!(
+                    out,
+                    "note: clip '{}' starts at {:.3} s; glTF key times cannot be negative, so it was written {shift:.3} s later, starting at 0",
+                    clip.name, -shift
+                );
+            }
+        }
+    }
     Ok(out)
 }
 

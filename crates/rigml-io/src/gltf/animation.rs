@@ -1,5 +1,7 @@
 //! Animations into [`Clip`]s: channels on skeleton joints, keys exactly as stored; channels on
-//! other nodes and morph-weight channels are skipped (the character has no place for them).
+//! other nodes, morph-weight channels and `KHR_animation_pointer` channels are skipped (the
+//! character has no place for them). An animation left with no joint channel is not a clip:
+//! it is left out with a warning.
 
 use super::accessor::Doc;
 use super::hierarchy::Hierarchy;
@@ -8,8 +10,9 @@ use glam::{Mat4, Quat, Vec3};
 use rigml_core::{Channel, ChannelValues, Clip, Interpolation};
 use std::collections::HashMap;
 
-/// Every animation of the file as a clip (possibly with no channels), and a warning for each
-/// skipped channel that moves a non-joint node away from its rest transform.
+/// Every animation of the file that drives a joint, as a clip, and the warnings: one per
+/// animation left out because none of its channels drives a joint, and one per skipped channel
+/// of a kept clip that moves a non-joint node away from its rest transform.
 pub(super) fn read_clips(
     doc: &Doc,
     tree: &Hierarchy,
@@ -17,35 +20,42 @@ pub(super) fn read_clips(
     baked: &HashMap<usize, Mat4>,
 ) -> Result<(Vec<Clip>, Vec<String>), Fail> {
     let mut warnings = Vec::new();
-    let clips = doc
-        .animations
-        .iter()
-        .enumerate()
-        .map(|(a, value)| {
-            let here = at(move |f| write!(f, "animations[{a}]"));
-            let anim = json::object(value, here)?;
-            let name = json::opt_str(anim, "name", here)?.map_or_else(|| format!("animation{a}"), str::to_string);
-            let samplers = json::array(anim, "samplers", here)?;
-            let listed = json::array(anim, "channels", here)?;
-            let mut channels = Vec::with_capacity(listed.len());
-            for (c, ch) in listed.iter().enumerate() {
-                let cpath = at(move |f| write!(f, "{here}.channels[{c}]"));
-                match read_channel(doc, ch, cpath, samplers, here, joint_of_node, baked)? {
-                    Read::Joint(channel) => channels.push(channel),
-                    Read::OtherNode(node) => {
-                        if moves_node(doc, tree, ch, samplers, node) {
-                            warnings.push(format!(
-                                "{cpath}: animates nodes[{node}] ({}), which is not a joint; that motion is dropped",
-                                tree.name(node)
-                            ));
-                        }
+    let mut clips = Vec::new();
+    for (a, value) in doc.animations.iter().enumerate() {
+        let here = at(move |f| write!(f, "animations[{a}]"));
+        let anim = json::object(value, here)?;
+        let name = json::opt_str(anim, "name", here)?.map_or_else(|| format!("animation{a}"), str::to_string);
+        let samplers = json::array(anim, "samplers", here)?;
+        let listed = json::array(anim, "channels", here)?;
+        let mut channels = Vec::with_capacity(listed.len());
+        let mut dropped = Vec::new();
+        for (c, ch) in listed.iter().enumerate() {
+            let cpath = at(move |f| write!(f, "{here}.channels[{c}]"));
+            match read_channel(doc, ch, cpath, samplers, here, joint_of_node, baked)? {
+                // A channel without keys drives nothing (glTF requires at least one key).
+                Read::Joint(channel) if channel.times.is_empty() => {}
+                Read::Joint(channel) => channels.push(channel),
+                Read::OtherNode(node) => {
+                    if moves_node(doc, tree, ch, samplers, node) {
+                        dropped.push(format!(
+                            "{cpath}: animates nodes[{node}] ({}), which is not a joint; that motion is dropped",
+                            tree.name(node)
+                        ));
                     }
-                    Read::Skipped => {}
                 }
+                Read::Skipped => {}
             }
-            Ok(Clip { name, channels })
-        })
-        .collect::<Result<Vec<_>, Fail>>()?;
+        }
+        if channels.is_empty() {
+            warnings.push(format!(
+                "{here} ({name}): drives no joint ({} channel(s) on other nodes, morph weights or pointers): left out",
+                listed.len()
+            ));
+        } else {
+            warnings.extend(dropped);
+            clips.push(Clip { name, channels });
+        }
+    }
     Ok((clips, warnings))
 }
 

@@ -5,12 +5,20 @@
 //! cannot carry (an image that cannot be loaded, a format other than PNG or JPEG, a second UV
 //! set) is left out of its material with a warning: the character's geometry and rig are
 //! still whole, and the material keeps its colours.
+//!
+//! Repaired with a warning: a colour factor, metalness, roughness or occlusion strength outside
+//! 0..=1 (magnum's `baseColorFactor` 1.1) is clamped into it, a negative `alphaCutoff` becomes
+//! 0. `KHR_texture_transform` is read for its `texCoord` override only: the offset, rotation
+//! and scale are not kept, and one warning says how many texture references carried one.
 
 use super::accessor::Doc;
 use super::container;
 use super::json::{self, fail, Fail, Obj, Value};
 use rigml_core::{AlphaMode, Image, Material, Sampler, TextureSlot};
 use std::collections::HashMap;
+
+/// The texture-transform extension, whose transforms rigml does not keep.
+pub(super) const TEXTURE_TRANSFORM: &str = "KHR_texture_transform";
 
 /// The document's materials (all of them, in file order, so primitive `material` indices
 /// carry over) and the images their textures use.
@@ -27,6 +35,7 @@ pub(super) fn read(doc: &Doc) -> Result<Looks, Fail> {
         samplers: json::array(doc.root, "samplers", "")?,
         images: json::array(doc.root, "images", "")?,
         loaded: HashMap::new(),
+        transformed: 0,
         looks: Looks {
             materials: Vec::new(),
             images: Vec::new(),
@@ -38,6 +47,18 @@ pub(super) fn read(doc: &Doc) -> Result<Looks, Fail> {
         let material = reader.material(json::object(value, &here)?, &here)?;
         reader.looks.materials.push(material);
     }
+    if reader.transformed > 0 {
+        let n = reader.transformed;
+        reader.warn(format!(
+            "materials: {n} texture reference(s) carry {TEXTURE_TRANSFORM}; its offset, rotation and scale \
+             are not kept, so {} drawn untransformed",
+            if n == 1 {
+                "that texture is"
+            } else {
+                "those textures are"
+            }
+        ));
+    }
     Ok(reader.looks)
 }
 
@@ -48,6 +69,8 @@ struct Reader<'d, 'a> {
     images: &'d [Value<'a>],
     /// glTF image index → index into `looks.images` (`None`: could not be carried).
     loaded: HashMap<usize, Option<usize>>,
+    /// Texture references kept whose `KHR_texture_transform` is not the identity.
+    transformed: usize,
     looks: Looks,
 }
 
@@ -60,20 +83,29 @@ impl Reader<'_, '_> {
         if let Some(pbr) = obj.get("pbrMetallicRoughness") {
             let path = format!("{here}.pbrMetallicRoughness");
             let pbr = json::object(pbr, &path)?;
-            m.base_color = fractions::<4>(pbr, "baseColorFactor", &path)?.unwrap_or(m.base_color);
-            m.metallic = fractions::<1>(pbr, "metallicFactor", &path)?.map_or(m.metallic, |[x]| x);
-            m.roughness = fractions::<1>(pbr, "roughnessFactor", &path)?.map_or(m.roughness, |[x]| x);
+            m.base_color = self
+                .fractions::<4>(pbr, "baseColorFactor", &path)?
+                .unwrap_or(m.base_color);
+            m.metallic = self
+                .fractions::<1>(pbr, "metallicFactor", &path)?
+                .map_or(m.metallic, |[x]| x);
+            m.roughness = self
+                .fractions::<1>(pbr, "roughnessFactor", &path)?
+                .map_or(m.roughness, |[x]| x);
             m.base_color_texture = self.slot(pbr, "baseColorTexture", SlotScale::None, &path)?;
             m.metallic_roughness_texture = self.slot(pbr, "metallicRoughnessTexture", SlotScale::None, &path)?;
         }
         m.normal_texture = self.slot(obj, "normalTexture", SlotScale::Any("scale"), here)?;
         m.occlusion_texture = self.slot(obj, "occlusionTexture", SlotScale::Fraction("strength"), here)?;
-        m.emissive = fractions::<3>(obj, "emissiveFactor", here)?.unwrap_or(m.emissive);
+        m.emissive = self.fractions::<3>(obj, "emissiveFactor", here)?.unwrap_or(m.emissive);
         m.emissive_texture = self.slot(obj, "emissiveTexture", SlotScale::None, here)?;
         m.alpha = match json::opt_str(obj, "alphaMode", here)? {
             None | Some("OPAQUE") => AlphaMode::Opaque,
             Some("MASK") => match json::opt_float(obj, "alphaCutoff", here)? {
-                Some(c) if c < 0.0 => return Err(fail(format!("{here}.alphaCutoff: {c} is negative"))),
+                Some(c) if c < 0.0 => {
+                    self.warn(format!("{here}.alphaCutoff: {c} is negative; clamped to 0"));
+                    AlphaMode::Mask(0.0)
+                }
                 c => AlphaMode::Mask(c.unwrap_or(0.5)),
             },
             Some("BLEND") => AlphaMode::Blend,
@@ -97,11 +129,17 @@ impl Reader<'_, '_> {
         let info = json::object(info, &path)?;
         let texture = json::req_index(info, "index", &path)?;
         let scale = match scale {
-            SlotScale::Fraction(k) => fractions::<1>(info, k, &path)?.map_or(1.0, |[x]| x),
+            SlotScale::Fraction(k) => self.fractions::<1>(info, k, &path)?.map_or(1.0, |[x]| x),
             SlotScale::Any(k) => json::opt_float(info, k, &path)?.unwrap_or(1.0),
             SlotScale::None => 1.0,
         };
         let set = json::opt_index(info, "texCoord", &path)?.unwrap_or(0);
+        let transform = info.get("extensions").and_then(|e| e.get(TEXTURE_TRANSFORM));
+        // The extension's own `texCoord` overrides the textureInfo's.
+        let set = transform
+            .and_then(|t| t.get("texCoord"))
+            .and_then(Value::as_u64)
+            .map_or(set, |s| usize::try_from(s).unwrap_or(usize::MAX));
         if set != 0 {
             self.warn(format!(
                 "{path}: uses TEXCOORD_{set}; rigml keeps only TEXCOORD_0, so the texture was left out"
@@ -123,9 +161,44 @@ impl Reader<'_, '_> {
             ));
             return Ok(None);
         };
-        Ok(self
-            .image(source, &tpath)?
-            .map(|image| TextureSlot { image, sampler, scale }))
+        let image = self.image(source, &tpath)?;
+        if image.is_some() && transform.is_some_and(|t| !is_identity_transform(t)) {
+            self.transformed += 1;
+        }
+        Ok(image.map(|image| TextureSlot { image, sampler, scale }))
+    }
+
+    /// Optional `obj[key]`: `N` numbers in 0..=1 (colour factors, metalness, roughness,
+    /// occlusion strength: glTF 2.0 §5.19), one number when `N` is 1. Numbers outside the range
+    /// are clamped into it with a warning.
+    fn fractions<const N: usize>(&mut self, obj: &Obj, key: &str, here: &str) -> Result<Option<[f32; N]>, Fail> {
+        let values = if N == 1 {
+            json::opt_float(obj, key, here)?.map(|x| [x; N])
+        } else {
+            json::opt_floats::<N>(obj, key, here)?
+        };
+        let Some(mut values) = values else {
+            return Ok(None);
+        };
+        if values.iter().any(|x| x.is_nan()) {
+            return Err(fail(format!("{here}.{key}: expected numbers, found NaN")));
+        }
+        let outside: Vec<String> = values
+            .iter()
+            .filter(|x| !(0.0..=1.0).contains(*x))
+            .map(f32::to_string)
+            .collect();
+        if !outside.is_empty() {
+            values.iter_mut().for_each(|x| *x = x.clamp(0.0, 1.0));
+            self.warn(format!(
+                "{here}.{key}: {} outside 0..=1; clamped",
+                match outside.as_slice() {
+                    [one] => format!("{one} is"),
+                    many => format!("{} are", many.join(", ")),
+                }
+            ));
+        }
+        Ok(Some(values))
     }
 
     /// glTF image `index`, loaded once; `None` (with a warning) when it cannot be carried.
@@ -228,16 +301,15 @@ fn sampler(obj: &Obj, here: &str) -> Result<Sampler, Fail> {
     })
 }
 
-/// Optional `obj[key]`: `N` numbers in 0..=1 (colour factors, metalness, roughness, occlusion
-/// strength: glTF 2.0 §5.19), one number when `N` is 1.
-fn fractions<const N: usize>(obj: &Obj, key: &str, here: &str) -> Result<Option<[f32; N]>, Fail> {
-    let values = if N == 1 {
-        json::opt_float(obj, key, here)?.map(|x| [x; N])
-    } else {
-        json::opt_floats::<N>(obj, key, here)?
+/// Whether a `KHR_texture_transform` object changes nothing: no offset, rotation or scale
+/// other than the defaults (`[0, 0]`, `0`, `[1, 1]`). Anything unreadable counts as a change.
+fn is_identity_transform(t: &Value) -> bool {
+    let is = |key: &str, default: &[f64]| match t.get(key) {
+        None => true,
+        Some(Value::Array(items)) => {
+            items.len() == default.len() && items.iter().zip(default).all(|(v, d)| v.as_f64() == Some(*d))
+        }
+        Some(v) => default.len() == 1 && v.as_f64() == Some(default[0]),
     };
-    if let Some(bad) = values.iter().flatten().find(|x| !(0.0..=1.0).contains(*x)) {
-        return Err(fail(format!("{here}.{key}: {bad} is outside 0..=1")));
-    }
-    Ok(values)
+    is("offset", &[0.0, 0.0]) && is("rotation", &[0.0]) && is("scale", &[1.0, 1.0])
 }

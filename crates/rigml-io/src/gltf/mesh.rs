@@ -2,8 +2,9 @@
 //! order: one part per primitive, vertices in accessor order, never welded.
 
 use super::accessor::Doc;
+use super::json::Value;
 use super::json::{self, fail, unsupported, Fail, Obj};
-use super::write::{PART_NAME_KEY, UNSKINNED_KEY};
+use super::write::{LOOSE_VERTICES_KEY, PART_NAME_KEY, UNSKINNED_KEY};
 use glam::{Mat3, Mat4, Vec2, Vec3};
 use rigml_core::skin::SkinBuilder;
 use rigml_core::{Mesh, Skin, DEFAULT_MAX_INFLUENCES};
@@ -14,9 +15,26 @@ pub(super) struct Placement<'a> {
     pub name: String,
     /// Matrix applied to positions (and, as its normal matrix, to normals).
     pub transform: Option<Mat4>,
-    /// Skin joint k → skeleton joint, or `None` for an unskinned mesh.
-    pub joints: Option<&'a [usize]>,
+    /// The skin the node binds the mesh with, or `None` for an unskinned mesh.
+    pub skin: Option<SkinUse<'a>>,
 }
+
+/// A skinned node's skin, as the mesh reader needs it.
+pub(super) struct SkinUse<'a> {
+    /// The node carrying the skin and the skin's index in the file (for warnings).
+    pub node: usize,
+    pub skin: usize,
+    /// Skin joint k → skeleton joint.
+    pub joints: &'a [usize],
+    /// When the skin binds some joints differently from the skeleton's kept binding: per skin
+    /// joint k, the matrix taking a vertex weighted fully to it into the skeleton's bind space
+    /// (`skeleton::SkinMap::per_joint`). A vertex gets the weighted blend of its joints'
+    /// matrices; vertices without weight get [`Placement::transform`].
+    pub per_joint: Option<&'a [Mat4]>,
+}
+
+/// Primitive modes that draw points or lines (glTF 2.0 §5.24.4), by mode number.
+const POINT_AND_LINE_MODES: [&str; 4] = ["POINTS", "LINES", "LINE_LOOP", "LINE_STRIP"];
 
 /// Mesh and skin being assembled.
 pub(super) struct MeshBuild {
@@ -96,6 +114,15 @@ impl MeshBuild {
         let Some(pos_acc) = attr("POSITION")? else {
             return Ok(()); // Nothing to draw (glTF 2.0 §3.7.2.1): no vertices to keep.
         };
+        let mode = json::opt_index(prim, "mode", here)?.unwrap_or(4);
+        // Points and lines have no surface to skin or render as a character; rigml's own loose
+        // vertices (marked in `extras`) are the exception. Their data is still read and
+        // checked below, so that a broken file is refused whatever its mode.
+        let own_loose = prim
+            .get("extras")
+            .and_then(|e| e.get(LOOSE_VERTICES_KEY))
+            .is_some_and(|v| *v == Value::Bool(true));
+        let left_out = POINT_AND_LINE_MODES.get(mode).filter(|_| !own_loose);
         let pos = doc.floats(pos_acc, &format!("{apath}.POSITION"), &["VEC3"])?;
         let n = pos.count();
         if n == 0 {
@@ -118,24 +145,23 @@ impl MeshBuild {
             check_count(uvs.count(), n, &path)?;
             part.uvs = (0..n).filter_map(|v| uvs.get::<2>(v)).map(Vec2::from).collect();
         }
-        part.triangles = triangles(doc, prim, here, n)?;
-        if let Some(m) = place.transform {
-            let normal_matrix = Mat3::from_mat4(m).inverse().transpose();
-            for p in &mut part.positions {
-                *p = m.transform_point3(*p);
-            }
-            for nrm in &mut part.normals {
-                *nrm = (normal_matrix * *nrm).normalize_or_zero();
-            }
-        }
-        if let (Some(builder), Some(joints)) = (self.skin.as_mut(), place.joints) {
-            let rows = SkinRows::read(doc, attr, &apath, n)?;
+        part.triangles = triangles(doc, prim, here, mode, n)?;
+        let skinning = match (self.skin.is_some(), &place.skin) {
+            (true, Some(skin)) => Some((skin, SkinRows::read(doc, attr, &apath, n)?)),
+            _ => None,
+        };
+        // Skin rows as skeleton joints, checked before anything is kept: `ends[v]` is where
+        // vertex v's influences end in `influences`.
+        let mut influences: Vec<(u32, f32)> = Vec::new();
+        let mut ends = Vec::new();
+        let mut repaired = Vec::new();
+        if let Some((skin, rows)) = &skinning {
             let unskinned = unskinned_list(prim, here, n)?;
-            let mut repaired = Vec::new();
+            ends.reserve_exact(n);
             let mut row = Vec::new();
             for v in 0..n {
                 row.clear();
-                rows.row(v, joints, &mut row)?;
+                rows.row(v, skin.joints, &mut row)?;
                 if unskinned.get(v).copied().unwrap_or(false) {
                     row.clear();
                 }
@@ -149,9 +175,67 @@ impl MeshBuild {
                     repaired.push(v);
                     row.clear();
                 }
+                influences.extend_from_slice(&row);
+                ends.push(influences.len());
+            }
+        }
+        let material = json::opt_index(prim, "material", here)?;
+        if let Some(m) = material.filter(|&m| m >= doc.material_count) {
+            return Err(fail(format!(
+                "{here}.material: material {m} does not exist ({} materials)",
+                doc.material_count
+            )));
+        }
+        if let Some(kind) = left_out {
+            self.warnings.push(format!(
+                "{here}: mode {mode} ({kind}) with {n} vertices: points and lines are not kept, left out"
+            ));
+            return Ok(());
+        }
+
+        if let Some((skin, rows)) = &skinning {
+            if rows.sets.is_empty() {
+                // glTF 2.0 §5.25: a skinned node's primitives must have JOINTS_0 and WEIGHTS_0.
+                self.warnings.push(format!(
+                    "{here}: nodes[{}] binds it with skins[{}] but it has no JOINTS_0/WEIGHTS_0; the skin is \
+                     ignored for it and its {n} vertices carry no weight",
+                    skin.node, skin.skin
+                ));
+            }
+        }
+        let rebind = skinning
+            .as_ref()
+            .and_then(|(skin, rows)| Some((skin.per_joint?, rows, skin.skin)))
+            .filter(|(_, rows, _)| !rows.sets.is_empty());
+        if let Some((per_joint, rows, skin)) = rebind {
+            // Per vertex: the weighted blend of its joints' matrices (exact when they agree).
+            let unweighted = place.transform.unwrap_or(Mat4::IDENTITY);
+            let mut blended = 0;
+            for v in 0..n {
+                let (m, mixed) = rows.blend(v, per_joint).unwrap_or((unweighted, false));
+                blended += usize::from(mixed);
+                move_vertex(&mut part, v, &m, &normal_matrix(&m));
+            }
+            if blended > 0 {
+                self.warnings.push(format!(
+                    "{here}: {blended} of {n} vertices blend joints that skins[{skin}] binds in different spaces; \
+                     re-bound to the kept binding, they follow skins[{skin}] exactly at its bind pose and closely, \
+                     not exactly, when posed"
+                ));
+            }
+        } else if let Some(m) = place.transform {
+            let normals = normal_matrix(&m);
+            for v in 0..n {
+                move_vertex(&mut part, v, &m, &normals);
+            }
+        }
+        if let (Some(builder), Some(_)) = (self.skin.as_mut(), &skinning) {
+            let mut start = 0;
+            for (v, &end) in ends.iter().enumerate() {
                 builder
-                    .push_row(&row)
+                    .push_row(influences.get(start..end).unwrap_or(&[]))
                     .map_err(|e| fail(format!("{apath}: vertex {v}: {e}")))?;
+                start = end;
             }
             if let Some(first) = repaired.first() {
                 self.warnings.push(format!(
@@ -164,13 +248,6 @@ impl MeshBuild {
             .get("extras")
             .and_then(|e| e.get(PART_NAME_KEY))
             .and_then(|n| n.as_str());
-        let material = json::opt_index(prim, "material", here)?;
-        if let Some(m) = material.filter(|&m| m >= doc.material_count) {
-            return Err(fail(format!(
-                "{here}.material: material {m} does not exist ({} materials)",
-                doc.material_count
-            )));
-        }
         self.mesh.append(&part, saved.unwrap_or(name));
         if let Some(last) = self.mesh.parts.last_mut() {
             last.material = material;
@@ -199,6 +276,21 @@ fn unskinned_list(prim: &Obj<'_>, here: &str, n: usize) -> Result<Vec<bool>, Fai
     Ok(flags)
 }
 
+/// Move vertex `v` of `part` by `m`, its normal by `normals` (`m`'s normal matrix).
+fn move_vertex(part: &mut Mesh, v: usize, m: &Mat4, normals: &Mat3) {
+    if let Some(p) = part.positions.get_mut(v) {
+        *p = m.transform_point3(*p);
+    }
+    if let Some(nrm) = part.normals.get_mut(v) {
+        *nrm = (*normals * *nrm).normalize_or_zero();
+    }
+}
+
+/// The matrix that transforms normals as `m` transforms positions.
+fn normal_matrix(m: &Mat4) -> Mat3 {
+    Mat3::from_mat4(*m).inverse().transpose()
+}
+
 fn check_count(got: usize, expected: usize, path: &str) -> Result<(), Fail> {
     if got != expected {
         return Err(fail(format!("{path}: {got} elements but POSITION has {expected}")));
@@ -208,8 +300,7 @@ fn check_count(got: usize, expected: usize, path: &str) -> Result<(), Fail> {
 
 /// Triangles of a primitive: TRIANGLES as they are, strips and fans unrolled (glTF 2.0
 /// §3.7.2.1 winding), non-indexed primitives as 0..n. Points and lines give no triangles.
-fn triangles(doc: &Doc, prim: &Obj<'_>, here: &str, n: usize) -> Result<Vec<[u32; 3]>, Fail> {
-    let mode = json::opt_index(prim, "mode", here)?.unwrap_or(4);
+fn triangles(doc: &Doc, prim: &Obj<'_>, here: &str, mode: usize, n: usize) -> Result<Vec<[u32; 3]>, Fail> {
     let indices: Vec<u32> = match json::opt_index(prim, "indices", here)? {
         Some(a) => {
             let path = format!("{here}.indices");
@@ -312,6 +403,38 @@ impl SkinRows {
             }
         }
         Ok(())
+    }
+
+    /// The blend `Σ w·M / Σ w` of `per_joint` (by skin joint) over vertex `v`'s positive
+    /// weights, and whether its joints' matrices differ (the blend is then exact at the bind
+    /// pose only). `None` when the vertex has no positive weight.
+    fn blend(&self, v: usize, per_joint: &[Mat4]) -> Option<(Mat4, bool)> {
+        let mut first: Option<Mat4> = None;
+        let mut mixed = false;
+        let mut sum = Mat4::ZERO;
+        let mut total = 0.0f32;
+        for (js, ws, _) in &self.sets {
+            for k in 4 * v..4 * v + 4 {
+                let (Some(&j), Some(&w)) = (js.get(k), ws.get(k)) else {
+                    continue;
+                };
+                let Some(m) = per_joint.get(j as usize).filter(|_| w > 0.0 && w.is_finite()) else {
+                    continue;
+                };
+                match first {
+                    None => first = Some(*m),
+                    Some(f) => mixed |= f != *m,
+                }
+                sum += *m * w;
+                total += w;
+            }
+        }
+        let first = first?;
+        Some(if mixed {
+            (sum * (1.0 / total), true)
+        } else {
+            (first, false)
+        })
     }
 
     /// The first set holding a NaN weight for vertex `v`.

@@ -1,6 +1,14 @@
 //! The character's skeleton from the file's skins: the union of their joints plus nodes lying
 //! between two joints, parents first, with non-joint ancestors baked into the roots and the
 //! skins' inverse bind matrices brought into one bind space.
+//!
+//! A joint keeps the inverse bind matrix of the first skin that lists it. A later skin whose
+//! matrices for shared joints differ from those by one matrix `R` (its meshes were bound in
+//! another space) has its vertices moved by `R`, exactly. When the difference is not the
+//! same for all its shared joints (magnum's `skin.gltf`), the first skin's binding is still
+//! kept, with a warning, and each vertex of the later skin is re-bound: moved by the blend of
+//! its joints' differences by its weights, so that it deforms as its own skin says wherever
+//! its joints agree, and at the bind pose everywhere.
 
 use super::accessor::Doc;
 use super::hierarchy::{trs_of, Hierarchy};
@@ -28,11 +36,21 @@ pub(super) struct SkeletonBuild {
     /// For root joints with non-joint ancestors: the ancestors' global matrix, baked into the
     /// root's rest transform (and into its animation channels).
     pub baked: HashMap<usize, Mat4>,
+    /// What was repaired (skins binding a shared joint differently), one line each.
+    pub warnings: Vec<String>,
 }
 
+/// How one skin of the file maps onto the skeleton.
 pub(super) struct SkinMap {
+    /// Skin joint k → skeleton joint.
     pub joints: Vec<usize>,
+    /// The matrix taking positions bound with this skin into the skeleton's bind space
+    /// (`None` = identity); vertices without weight use it.
     pub to_bind: Option<Mat4>,
+    /// Set when this skin binds some shared joints differently from the others: per skin
+    /// joint k, the matrix taking a vertex weighted fully to joint k into the skeleton's bind
+    /// space (the kept inverse bind matrix's inverse times this skin's).
+    pub per_joint: Option<Vec<Mat4>>,
 }
 
 /// Build from `skins` (indices into the file's skins, in the order their joints are listed).
@@ -88,7 +106,7 @@ pub(super) fn build(doc: &Doc, tree: &Hierarchy, skins: &[usize]) -> Result<Skel
     add_between_nodes(tree, &mut nodes, &mut slot_of);
 
     let (parents, rest, baked_slots) = rest_pose(tree, &nodes, &slot_of)?;
-    let (ibm, skin_maps) = bind_space(&skin_joints, &slot_of, nodes.len())?;
+    let (ibm, skin_maps, warnings) = bind_space(tree, &skin_joints, &slot_of, nodes.len());
     let ibm = fill_missing_binds(ibm, &parents, &rest);
 
     let names = unique_names(tree, &nodes);
@@ -106,6 +124,7 @@ pub(super) fn build(doc: &Doc, tree: &Hierarchy, skins: &[usize]) -> Result<Skel
             })
             .collect(),
         baked: baked_slots.into_iter().map(|(s, m)| (remap(s), m)).collect(),
+        warnings,
     })
 }
 
@@ -158,50 +177,139 @@ fn rest_pose(tree: &Hierarchy, nodes: &[usize], slot_of: &HashMap<usize, usize>)
     Ok((parents, rest, baked))
 }
 
-type BindSpace = (Vec<Option<Mat4>>, Vec<(usize, SkinMap)>);
+type BindSpace = (Vec<Option<Mat4>>, Vec<(usize, SkinMap)>, Vec<String>);
 
-/// One inverse bind matrix per joint. A joint's first skin sets it; a later skin whose
-/// matrices differ must differ by one matrix `R` for all shared joints (its meshes were bound
-/// in another space): its primitives are then moved by `R` into the common space.
+/// Most joints a warning names before it says how many more there are.
+const NAMED_IN_WARNING: usize = 4;
+
+/// One inverse bind matrix per joint. A joint's first skin sets it; a later skin's ratio to
+/// it, `R = kept⁻¹ · own`, is the matrix taking that skin's vertices into the common space.
+/// The ratio of the later skin's first shared joint is the skin's (`to_bind`; its joints not
+/// bound yet get their matrices divided by it). Shared joints whose ratio differs from that
+/// one are named in a warning and get their own ratio in `per_joint`.
 fn bind_space(
+    tree: &Hierarchy,
     skins: &[(usize, Vec<usize>, Vec<DMat4>)],
     slot_of: &HashMap<usize, usize>,
     joint_count: usize,
-) -> Result<BindSpace, Fail> {
+) -> BindSpace {
     let mut ibm: Vec<Option<DMat4>> = vec![None; joint_count];
+    // The skin whose matrix each joint kept.
+    let mut owner: Vec<Option<usize>> = vec![None; joint_count];
     let mut maps = Vec::new();
+    let mut warnings = Vec::new();
     for (s, joints, mats) in skins {
         let slots: Vec<usize> = joints.iter().filter_map(|n| slot_of.get(n).copied()).collect();
-        let mut ratio: Option<(DMat4, usize)> = None;
-        for (k, (&slot, m)) in slots.iter().zip(mats).enumerate() {
-            let Some(common) = ibm.get(slot).copied().flatten() else {
-                continue;
-            };
-            let r = common.inverse() * *m;
-            match ratio {
-                None => ratio = Some((r, k)),
-                Some((r0, k0)) if !close(&r, &r0, BIND_TOLERANCE) => {
-                    return Err(fail(format!(
-                        "skins[{s}].inverseBindMatrices: joints[{k0}] and joints[{k}] are bound in different spaces \
-                         from the skin listed first for them; cannot merge into one skeleton"
-                    )));
-                }
-                Some(_) => {}
-            }
-        }
-        let r = ratio
-            .map(|(r, _)| r)
-            .filter(|r| !close(r, &DMat4::IDENTITY, IDENTITY_TOLERANCE));
+        // Each shared joint's ratio to the binding kept for it.
+        let ratios: Vec<Option<DMat4>> = slots
+            .iter()
+            .zip(mats)
+            .map(|(&slot, m)| ibm.get(slot).copied().flatten().map(|kept| kept.inverse() * *m))
+            .collect();
+        let base = ratios.iter().flatten().next().copied();
+        let differ: Vec<usize> = match base {
+            Some(b) => (0..ratios.len())
+                .filter(|&k| ratios[k].is_some_and(|r| !close(&r, &b, BIND_TOLERANCE)))
+                .collect(),
+            None => Vec::new(),
+        };
+        let r = base.filter(|r| !close(r, &DMat4::IDENTITY, IDENTITY_TOLERANCE));
         let r_inv = r.map(|r| r.inverse());
         for (&slot, m) in slots.iter().zip(mats) {
             if let Some(entry) = ibm.get_mut(slot).filter(|e| e.is_none()) {
                 *entry = Some(r_inv.map_or(*m, |ri| *m * ri));
+                if let Some(o) = owner.get_mut(slot) {
+                    *o = Some(*s);
+                }
             }
         }
+        let per_joint = (!differ.is_empty()).then(|| {
+            let common = r.unwrap_or(DMat4::IDENTITY);
+            (0..slots.len())
+                .map(|k| {
+                    if differ.contains(&k) {
+                        ratios[k].unwrap_or(common)
+                    } else {
+                        common
+                    }
+                    .as_mat4()
+                })
+                .collect()
+        });
+        if !differ.is_empty() {
+            warnings.push(differ_warning(tree, *s, joints, &differ, |k| {
+                slots.get(k).and_then(|&slot| owner.get(slot).copied().flatten())
+            }));
+        }
         let to_bind = r.map(|r| r.as_mat4());
-        maps.push((*s, SkinMap { joints: slots, to_bind }));
+        maps.push((
+            *s,
+            SkinMap {
+                joints: slots,
+                to_bind,
+                per_joint,
+            },
+        ));
     }
-    Ok((ibm.into_iter().map(|m| m.map(|m| m.as_mat4())).collect(), maps))
+    (
+        ibm.into_iter().map(|m| m.map(|m| m.as_mat4())).collect(),
+        maps,
+        warnings,
+    )
+}
+
+/// `skins[s].inverseBindMatrices: joints[1] (node2) and joints[2] (node1) are bound in
+/// different spaces from skins[0], which lists them first; …`
+fn differ_warning(
+    tree: &Hierarchy,
+    s: usize,
+    joints: &[usize],
+    differ: &[usize],
+    owner: impl Fn(usize) -> Option<usize>,
+) -> String {
+    let named: Vec<String> = differ
+        .iter()
+        .take(NAMED_IN_WARNING)
+        .map(|&k| {
+            format!(
+                "joints[{k}] ({})",
+                joints.get(k).map_or_else(String::new, |&n| tree.name(n))
+            )
+        })
+        .collect();
+    let mut list = match named.as_slice() {
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => String::new(),
+    };
+    if differ.len() > NAMED_IN_WARNING {
+        list = format!("{} (+{} more)", named.join(", "), differ.len() - NAMED_IN_WARNING);
+    }
+    let mut owners: Vec<usize> = differ.iter().filter_map(|&k| owner(k)).collect();
+    owners.sort_unstable();
+    owners.dedup();
+    let (them, are) = if differ.len() == 1 {
+        ("it", "is")
+    } else {
+        ("them", "are")
+    };
+    let (owners, kept) = match owners.as_slice() {
+        [one] => (
+            format!("skins[{one}], which lists {them} first"),
+            format!("skins[{one}]'s binding is kept and skins[{s}]'s vertices are re-bound to it"),
+        ),
+        many => (
+            format!(
+                "{}, which list {them} first",
+                many.iter()
+                    .map(|o| format!("skins[{o}]"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+            format!("their bindings are kept and skins[{s}]'s vertices are re-bound to them"),
+        ),
+    };
+    format!("skins[{s}].inverseBindMatrices: {list} {are} bound in different spaces from {owners}; {kept}")
 }
 
 fn close(a: &DMat4, b: &DMat4, tolerance: f64) -> bool {

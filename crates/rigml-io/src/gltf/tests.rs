@@ -4,7 +4,7 @@
 use super::container::{base64_encode, glb};
 use super::*;
 use glam::{Mat4, Quat, Vec3};
-use rigml_core::{ChannelValues, Interpolation};
+use rigml_core::{ChannelValues, Interpolation, Mesh};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
@@ -111,6 +111,13 @@ fn skinned(b: &mut Builder, attributes: Value) -> Value {
         "meshes": [{"primitives": [{"attributes": attrs}]}],
         "skins": [{"joints": [0, 1]}]
     })
+}
+
+/// [`skinned`] with every vertex weighted fully to `hip`: a file that reads without warnings.
+fn weighted(b: &mut Builder) -> Value {
+    let joints = b.u8s(&[0; 12], "VEC4", false);
+    let weights = b.f32s(&[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0], "VEC4");
+    skinned(b, json!({"JOINTS_0": joints, "WEIGHTS_0": weights}))
 }
 
 fn weights_of(c: &Character, v: usize) -> Vec<(u32, f32)> {
@@ -308,19 +315,58 @@ fn strips_and_fans_become_triangles() {
         {"attributes": {"POSITION": pos}, "mode": 6},
         {"attributes": {"POSITION": pos}, "mode": 1}
     ]}]});
-    let c = read_glb(&b.glb(doc));
-    assert_eq!(c.mesh.vertex_count(), 12);
-    assert_eq!(c.mesh.triangles, vec![[0, 1, 2], [2, 1, 3], [5, 6, 4], [6, 7, 4]]);
-    assert_eq!(c.mesh.parts.len(), 3);
+    let out = from_bytes_with(&b.glb(doc), &path(), ReadOptions::default()).unwrap();
     assert_eq!(
-        c.mesh.parts[2].triangles,
-        4..4,
-        "lines keep their vertices, no triangles"
+        out.warnings,
+        vec!["meshes[0].primitives[2]: mode 1 (LINES) with 4 vertices: points and lines are not kept, left out"]
     );
+    let c = out.character;
+    assert_eq!(c.mesh.vertex_count(), 8, "the lines' vertices are left out");
+    assert_eq!(c.mesh.triangles, vec![[0, 1, 2], [2, 1, 3], [5, 6, 4], [6, 7, 4]]);
+    assert_eq!(c.mesh.parts.len(), 2);
     assert!(c.skin.is_none());
     let back = read_glb(&to_glb(&c, &path()).unwrap());
     assert_eq!(back.mesh.positions, c.mesh.positions);
     assert_eq!(back.mesh.triangles, c.mesh.triangles);
+}
+
+#[test]
+fn points_and_lines_are_left_out_but_rigml_loose_vertices_round_trip() {
+    let mut b = Builder::default();
+    let pos = b.f32s(&TRIANGLE, "VEC3");
+    let idx = b.u16s(&[0, 1, 1, 2], "SCALAR", false);
+    let prims: Vec<Value> = (0..4)
+        .map(|mode| json!({"attributes": {"POSITION": pos}, "mode": mode, "indices": idx}))
+        .chain([json!({"attributes": {"POSITION": pos}})])
+        .collect();
+    // Two nodes share the mesh: each primitive is still named once.
+    let doc = json!({"nodes": [{"mesh": 0}, {"mesh": 0}], "meshes": [{"primitives": prims}]});
+    let out = from_bytes_with(&b.glb(doc), &path(), ReadOptions::default()).unwrap();
+    let names = ["POINTS", "LINES", "LINE_LOOP", "LINE_STRIP"];
+    let expect: Vec<String> = (0..4)
+        .map(|m| {
+            format!(
+                "meshes[0].primitives[{m}]: mode {m} ({}) with 3 vertices: points and lines are not kept, left out",
+                names[m]
+            )
+        })
+        .collect();
+    assert_eq!(out.warnings, expect);
+    assert_eq!(out.character.mesh.vertex_count(), 6, "the triangle, once per node");
+
+    // rigml writes a part without triangles as POINTS marked in `extras`; it reads back.
+    let mut c = out.character;
+    let loose = Mesh {
+        positions: vec![Vec3::ZERO, Vec3::ONE],
+        ..Mesh::default()
+    };
+    c.mesh.append(&loose, "loose");
+    let bytes = to_glb(&c, &path()).unwrap();
+    assert!(String::from_utf8_lossy(&bytes).contains("\"rigml_loose_vertices\":true"));
+    let back = from_bytes_with(&bytes, &path(), ReadOptions::default()).unwrap();
+    assert!(back.warnings.is_empty(), "{:?}", back.warnings);
+    assert_eq!(back.character.mesh.positions, c.mesh.positions);
+    assert_eq!(back.character.mesh.parts.last().map(|p| p.name.as_str()), Some("loose"));
 }
 
 /// Two skinned triangles, skin 1 bound in a space shifted by `offset` for joint 0 and by
@@ -354,18 +400,114 @@ fn two_skins(offset: Vec3, offset1: Vec3) -> Vec<u8> {
 #[test]
 fn skins_bound_in_another_space_are_moved_into_the_first() {
     let shift = Vec3::new(0.0, 0.0, 0.25);
-    let c = read_glb(&two_skins(shift, shift));
+    let out = from_bytes_with(&two_skins(shift, shift), &path(), ReadOptions::default()).unwrap();
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    let c = out.character;
     assert_eq!(c.skeleton.joint_count(), 2);
     assert_eq!(c.mesh.parts.len(), 2);
     // Skin 1's vertices move by the ratio of the binds (here a translation by `shift`), so
     // that LBS with the common inverse binds deforms them as the file's own skin did.
     assert_eq!(c.mesh.positions[0], Vec3::ZERO);
     assert!((c.mesh.positions[3] - shift).length() < 1e-6);
-    let err = error(&two_skins(shift, Vec3::ZERO));
-    assert!(
-        err.contains("skins[1].inverseBindMatrices") && err.contains("different spaces"),
-        "{err}"
+}
+
+/// Where the file's own skins put each vertex of the two-skin file in `pose`: LBS with the
+/// skin's inverse bind matrices (skin 0 for vertices 0..3, skin 1 for 3..6).
+fn deformed_by_own_skins(c: &Character, pose: &rigml_core::Pose, offset: Vec3, offset1: Vec3) -> Vec<Vec3> {
+    let world = pose.world_matrices(&c.skeleton).unwrap();
+    let ibm = [
+        [Mat4::IDENTITY, Mat4::from_translation(-Vec3::Y)],
+        [
+            Mat4::from_translation(offset),
+            Mat4::from_translation(-Vec3::Y + offset1),
+        ],
+    ];
+    let rows: [&[(usize, f32)]; 3] = [&[(0, 0.5), (1, 0.5)], &[(0, 1.0)], &[(1, 1.0)]];
+    (0..6)
+        .map(|v| {
+            let p = Vec3::from_slice(&TRIANGLE[3 * (v % 3)..3 * (v % 3) + 3]);
+            rows[v % 3]
+                .iter()
+                .map(|&(j, w)| (world[j] * ibm[v / 3][j]).transform_point3(p) * w)
+                .sum()
+        })
+        .collect()
+}
+
+#[test]
+fn skins_binding_shared_joints_differently_are_re_bound_with_a_warning() {
+    // Skin 1 binds joint 0 shifted by `a` but joint 1 by `b`: no single matrix moves its
+    // vertices into skin 0's space. The file loads; skin 0's binding is kept.
+    let (a, b) = (Vec3::new(0.0, 0.0, 0.25), Vec3::new(0.5, 0.0, 0.0));
+    let out = from_bytes_with(&two_skins(a, b), &path(), ReadOptions::default()).unwrap();
+    assert_eq!(
+        out.warnings,
+        vec![
+            "skins[1].inverseBindMatrices: joints[1] (spine) is bound in different spaces from skins[0], which \
+             lists it first; skins[0]'s binding is kept and skins[1]'s vertices are re-bound to it",
+            "meshes[0].primitives[0]: 1 of 3 vertices blend joints that skins[1] binds in different spaces; \
+             re-bound to the kept binding, they follow skins[1] exactly at its bind pose and closely, not \
+             exactly, when posed"
+        ]
     );
+    let c = out.character;
+    assert_eq!(c.skeleton.joint_count(), 2);
+    assert_eq!(
+        c.skeleton.inverse_bind[1],
+        Mat4::from_translation(-Vec3::Y),
+        "skin 0's bind is kept"
+    );
+    let skin = c.skin.as_ref().unwrap();
+    let check = |pose: &rigml_core::Pose, exact: &[usize]| {
+        let got = rigml_core::lbs(
+            &c.mesh.positions,
+            skin,
+            &rigml_core::skinning_matrices(&c.skeleton, pose).unwrap(),
+        );
+        let want = deformed_by_own_skins(&c, pose, a, b);
+        for &v in exact {
+            assert!(
+                (got[v] - want[v]).length() < 1e-5,
+                "vertex {v}: {} vs {}",
+                got[v],
+                want[v]
+            );
+        }
+    };
+    // Every vertex weighted to one joint deforms exactly as its own skin says, in any pose.
+    let mut pose = rigml_core::Pose::rest(&c.skeleton);
+    pose.local[0].rotation = Quat::from_rotation_z(0.7);
+    pose.local[1].rotation = Quat::from_rotation_x(-1.1);
+    pose.local[1].translation += Vec3::new(0.3, 0.0, 0.1);
+    check(&pose, &[0, 1, 2, 4, 5]);
+    // The blended vertex of skin 1 (vertex 3) matches where skin 0's bind pose is its rest.
+    check(&rigml_core::Pose::bind(&c.skeleton), &[0, 1, 2, 3, 4, 5]);
+}
+
+#[test]
+fn two_skins_without_a_mesh_keep_the_first_binding() {
+    // magnum's skin.gltf: skins[0] binds nodes 1 and 2 at identity, skins[1] binds them (and
+    // node 0) elsewhere, and no mesh uses either.
+    let mut b = Builder::default();
+    let ibm: Vec<f32> = [Vec3::X, Vec3::Y, Vec3::Z]
+        .iter()
+        .flat_map(|t| Mat4::from_translation(*t).to_cols_array())
+        .collect();
+    let ibm = b.f32s(&ibm, "MAT4");
+    let doc = json!({
+        "nodes": [{}, {}, {}],
+        "skins": [{"joints": [1, 2]}, {"joints": [0, 2, 1], "inverseBindMatrices": ibm}]
+    });
+    let out = from_bytes_with(&b.glb(doc), &path(), ReadOptions::default()).unwrap();
+    assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+    assert!(
+        out.warnings[0].starts_with("skins[1].inverseBindMatrices: joints[2] (node1) is bound in different spaces"),
+        "{:?}",
+        out.warnings
+    );
+    let c = out.character;
+    assert_eq!(c.skeleton.joint_count(), 3);
+    assert!(c.mesh.is_empty());
 }
 
 #[test]
@@ -616,7 +758,7 @@ const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
 /// document and `material` on its primitive.
 fn with_materials(materials: Value, material: Value) -> Result<ReadOutcome, IoError> {
     let mut b = Builder::default();
-    let mut doc = skinned(&mut b, json!({}));
+    let mut doc = weighted(&mut b);
     let image = b.view(PNG);
     doc["meshes"][0]["primitives"][0]["material"] = material;
     doc["materials"] = materials;
@@ -700,17 +842,13 @@ fn broken_material_references_are_errors_naming_the_path() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("materials[0].alphaMode"), "{e}");
-    let e = with_materials(json!([{"pbrMetallicRoughness": {"metallicFactor": 2}}]), json!(0))
+    let e = with_materials(json!([{"pbrMetallicRoughness": {"metallicFactor": "x"}}]), json!(0))
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("materials[0].pbrMetallicRoughness.metallicFactor: 2 is outside 0..=1"),
+        e.contains("materials[0].pbrMetallicRoughness.metallicFactor: expected a number"),
         "{e}"
     );
-    let e = with_materials(json!([{"alphaMode": "MASK", "alphaCutoff": -1}]), json!(0))
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("materials[0].alphaCutoff: -1 is negative"), "{e}");
     let mut b = Builder::default();
     let mut doc = skinned(&mut b, json!({}));
     doc["materials"] = json!([{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}]);
@@ -725,5 +863,228 @@ fn broken_material_references_are_errors_naming_the_path() {
     assert!(
         e.contains("materials[0].normalTexture") && e.contains("texture 9"),
         "{e}"
+    );
+}
+
+#[test]
+fn material_factors_out_of_range_are_clamped_with_a_warning() {
+    let materials = json!([
+        {"pbrMetallicRoughness": {"baseColorFactor": [0.7, 0.8, 0.9, 1.1], "metallicFactor": 2}},
+        {"emissiveFactor": [-0.5, 0, 3], "alphaMode": "MASK", "alphaCutoff": -1,
+         "occlusionTexture": {"index": 0, "strength": 1.5}}
+    ]);
+    let out = with_materials(materials, json!(0)).unwrap();
+    assert_eq!(
+        out.warnings,
+        vec![
+            "materials[0].pbrMetallicRoughness.baseColorFactor: 1.1 is outside 0..=1; clamped",
+            "materials[0].pbrMetallicRoughness.metallicFactor: 2 is outside 0..=1; clamped",
+            "materials[1].occlusionTexture.strength: 1.5 is outside 0..=1; clamped",
+            "materials[1].emissiveFactor: -0.5, 3 are outside 0..=1; clamped",
+            "materials[1].alphaCutoff: -1 is negative; clamped to 0",
+        ]
+    );
+    let m = &out.character.mesh.materials;
+    assert_eq!(m[0].base_color, [0.7, 0.8, 0.9, 1.0]);
+    assert_eq!(m[0].metallic, 1.0);
+    assert_eq!(m[1].emissive, [0.0, 0.0, 1.0]);
+    assert_eq!(m[1].alpha, rigml_core::AlphaMode::Mask(0.0));
+    assert_eq!(m[1].occlusion_texture.unwrap().scale, 1.0);
+}
+
+#[test]
+fn texture_transforms_and_unsupported_required_extensions_are_named() {
+    let transform = |t: Value| json!({"index": 0, "extensions": {"KHR_texture_transform": t}});
+    let materials = json!([
+        {"pbrMetallicRoughness": {"baseColorTexture": transform(json!({"offset": [0.5, 0]})),
+                                  "metallicRoughnessTexture": transform(json!({}))}},
+        {"normalTexture": transform(json!({"rotation": 0.3, "scale": [1, 1]})),
+         "emissiveTexture": transform(json!({"offset": [0, 0], "scale": [1, 1], "texCoord": 1}))}
+    ]);
+    let out = with_materials(materials, json!(0)).unwrap();
+    // The identity transform loses nothing; the one naming TEXCOORD_1 leaves its texture out.
+    assert_eq!(
+        out.warnings,
+        vec![
+            "materials[1].emissiveTexture: uses TEXCOORD_1; rigml keeps only TEXCOORD_0, so the texture was left out",
+            "materials: 2 texture reference(s) carry KHR_texture_transform; its offset, rotation and scale are \
+             not kept, so those textures are drawn untransformed",
+        ]
+    );
+    let m = &out.character.mesh.materials;
+    assert!(m[0].base_color_texture.is_some() && m[1].normal_texture.is_some());
+
+    let mut b = Builder::default();
+    let mut doc = weighted(&mut b);
+    doc["extensionsRequired"] = json!([
+        "KHR_materials_unlit",
+        "KHR_texture_transform",
+        "EXT_lights_image_based",
+        "KHR_materials_pbrSpecularGlossiness"
+    ]);
+    let out = from_bytes_with(&b.glb(doc.clone()), &path(), ReadOptions::default()).unwrap();
+    assert_eq!(
+        out.warnings,
+        vec![
+            "extensionsRequired: EXT_lights_image_based, KHR_materials_pbrSpecularGlossiness are not supported; \
+             what they carry is dropped"
+        ]
+    );
+    doc["extensionsRequired"] = json!(["KHR_mesh_quantization", "KHR_draco_mesh_compression"]);
+    let e = error(&b.glb(doc));
+    assert!(
+        e.contains("extensionsRequired[1]: KHR_draco_mesh_compression is not supported"),
+        "{e}"
+    );
+}
+
+#[test]
+fn animations_that_drive_no_joint_are_left_out_with_a_warning() {
+    let mut b = Builder::default();
+    let mut doc = weighted(&mut b);
+    let times = b.f32s(&[0.0, 1.0], "SCALAR");
+    let shift = b.f32s(&[0.0, 0.0, 0.0, 1.0, 2.0, 3.0], "VEC3");
+    let weights = b.f32s(&[0.0, 1.0], "SCALAR");
+    let sampler = |output: usize| json!({"input": times, "output": output});
+    doc["animations"] = json!([
+        {"name": "walk", "samplers": [sampler(shift)],
+         "channels": [{"sampler": 0, "target": {"node": 1, "path": "translation"}}]},
+        {"name": "mesh only", "samplers": [sampler(shift), sampler(weights)],
+         "channels": [{"sampler": 0, "target": {"node": 2, "path": "translation"}},
+                      {"sampler": 1, "target": {"node": 2, "path": "weights"}},
+                      {"sampler": 1, "target": {"path": "pointer",
+                       "extensions": {"KHR_animation_pointer": {"pointer": "/materials/0/alphaCutoff"}}}}]},
+        {"samplers": [], "channels": []}
+    ]);
+    let out = from_bytes_with(&b.glb(doc), &path(), ReadOptions::default()).unwrap();
+    assert_eq!(
+        out.warnings,
+        vec![
+            "animations[1] (mesh only): drives no joint (3 channel(s) on other nodes, morph weights or pointers): left out",
+            "animations[2] (animation2): drives no joint (0 channel(s) on other nodes, morph weights or pointers): left out",
+        ]
+    );
+    let c = out.character;
+    assert_eq!(c.clips.len(), 1);
+    assert_eq!(c.clips[0].name, "walk");
+    let written = to_glb(&c, &path()).unwrap();
+    assert_eq!(read_glb(&written).clips, c.clips, "every clip reported is written");
+}
+
+#[test]
+fn a_skinned_node_whose_mesh_has_no_weights_is_named() {
+    let mut b = Builder::default();
+    let doc = skinned(&mut b, json!({}));
+    let out = from_bytes_with(&b.glb(doc), &path(), ReadOptions::default()).unwrap();
+    assert_eq!(
+        out.warnings,
+        vec![
+            "meshes[0].primitives[0]: nodes[2] binds it with skins[0] but it has no JOINTS_0/WEIGHTS_0; the skin is \
+             ignored for it and its 3 vertices carry no weight"
+        ]
+    );
+    assert_eq!(out.character.skin.as_ref().unwrap().unskinned_count(), 3);
+}
+
+#[test]
+fn min_version_past_2_0_is_refused() {
+    let doc = |asset: Value| json!({"asset": asset}).to_string();
+    let e = error(doc(json!({"version": "2.1", "minVersion": "2.1"})).as_bytes());
+    assert_eq!(e, "Test.glb: asset.minVersion: \"2.1\" (only glTF 2.0 is read)");
+    let e = error(doc(json!({"version": "2.0", "minVersion": "two"})).as_bytes());
+    assert!(e.contains("asset.minVersion: \"two\" is not MAJOR.MINOR"), "{e}");
+    // A later 2.x file without minVersion is meant to be readable by a 2.0 reader.
+    for asset in [
+        json!({"version": "2.1"}),
+        json!({"version": "2.0", "minVersion": "2.0"}),
+    ] {
+        let c = from_bytes(doc(asset).as_bytes(), &path()).unwrap();
+        assert!(c.mesh.is_empty());
+    }
+}
+
+#[test]
+fn integers_written_as_floats_are_read() {
+    let mut b = Builder::default();
+    let joints = b.u8s(&[0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0], "VEC4", false);
+    let weights = b.f32s(&[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0], "VEC4");
+    let doc = skinned(&mut b, json!({"JOINTS_0": joints, "WEIGHTS_0": weights}));
+    let plain = read_glb(&b.glb(doc.clone()));
+    // Every integer of the document as a float (`1.0`, `1e0`): the same character.
+    let text = b.glb(doc.clone());
+    let json_len = u32::from_le_bytes([text[12], text[13], text[14], text[15]]) as usize;
+    let json_text = String::from_utf8_lossy(&text[20..20 + json_len]).trim_end().to_string();
+    let value: Value = serde_json::from_str(&json_text).unwrap();
+    fn floats(v: &Value) -> String {
+        match v {
+            Value::Number(n) if n.is_u64() => format!("{}e0", n),
+            Value::Array(a) => format!("[{}]", a.iter().map(floats).collect::<Vec<_>>().join(",")),
+            Value::Object(o) => format!(
+                "{{{}}}",
+                o.iter()
+                    .map(|(k, v)| format!("{k:?}:{}", floats(v)))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            other => other.to_string(),
+        }
+    }
+    let float_text = floats(&value);
+    assert!(float_text.contains("\"count\":3e0"), "{float_text}");
+    let c = read_glb(&glb(float_text.as_bytes(), &b.bin));
+    assert_eq!(c, plain);
+
+    // Fractions and numbers past what an index can be are still refused.
+    let mut bad = doc.clone();
+    bad["nodes"][2]["mesh"] = json!(0.5);
+    assert!(error(&b.glb(bad)).contains("nodes[2].mesh: expected a non-negative integer, found 0.5"));
+    b.views[0]["byteLength"] = json!(1e300);
+    let e = error(&b.glb(doc));
+    assert!(
+        e.contains("bufferViews[0].byteLength: expected a non-negative integer, found 1e+300"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_empty_character_is_written_without_an_empty_scene_node_list() {
+    let bytes = to_glb(&Character::default(), &path()).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(!text.contains("\"nodes\""), "{text}");
+    assert!(text.contains("\"scenes\":[{\"name\":\"\"}]"), "{text}");
+    assert!(read_glb(&bytes).mesh.is_empty());
+}
+
+#[test]
+fn clips_starting_before_zero_are_written_from_zero() {
+    let mut b = Builder::default();
+    let doc = skinned(&mut b, json!({}));
+    let mut c = read_glb(&b.glb(doc));
+    let channel = |times: Vec<f32>| rigml_core::Channel {
+        joint: 1,
+        interpolation: Interpolation::Linear,
+        times: times.clone(),
+        values: ChannelValues::Translation(times.iter().map(|&t| Vec3::splat(t)).collect()),
+    };
+    c.clips = vec![
+        rigml_core::Clip {
+            name: "early".into(),
+            channels: vec![channel(vec![-0.5, 0.0, 1.0]), channel(vec![-0.25, 2.0])],
+        },
+        rigml_core::Clip {
+            name: "late".into(),
+            channels: vec![channel(vec![0.5, 1.0])],
+        },
+    ];
+    assert_eq!(clip_start_shift(&c.clips[0]), Some(0.5));
+    assert_eq!(clip_start_shift(&c.clips[1]), None);
+    assert_eq!(clip_start_shift(&rigml_core::Clip::default()), None);
+    let back = read_glb(&to_glb(&c, &path()).unwrap());
+    assert_eq!(back.clips[0].channels[0].times, vec![0.0, 0.5, 1.5]);
+    assert_eq!(back.clips[0].channels[1].times, vec![0.25, 2.5]);
+    assert_eq!(back.clips[0].channels[0].values, c.clips[0].channels[0].values);
+    assert_eq!(
+        back.clips[1], c.clips[1],
+        "a clip starting at or after 0 is written as it is"
     );
 }

@@ -63,9 +63,19 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// A non-negative integer. JSON does not tell integers from floats, so a number written
+    /// `1.0`, `1e0` or `10e-1` is the integer 1 too (glTF validator `integer_written_as_float`);
+    /// a fraction, a negative number or one past 2^53 (where f64 stops holding every integer,
+    /// e.g. `1e+300`) is not.
     pub fn as_u64(&self) -> Option<u64> {
+        /// 2^53: every integer up to here is exact in an f64.
+        const EXACT: f64 = 9_007_199_254_740_992.0;
         match self {
-            Value::Number(n) => n.as_u64(),
+            Value::Number(n) => n.as_u64().or_else(|| {
+                n.as_f64()
+                    .filter(|x| x.fract() == 0.0 && (0.0..=EXACT).contains(x))
+                    .map(|x| x as u64)
+            }),
             _ => None,
         }
     }
@@ -256,5 +266,26 @@ mod tests {
         assert_eq!(v.get("a2").and_then(Value::as_u64), Some(4));
         assert_eq!(v.get("missing"), None);
         assert!(parse(b"{\"a\":").is_err());
+    }
+
+    #[test]
+    fn integers_written_as_floats_are_integers() {
+        let v = parse(br#"[1.0, 1e0, 10e-1, 30e-1, 0.1e1, -0.0, 1.5, -1.0, 1e+300, 1e16]"#).unwrap();
+        let got: Vec<Option<u64>> = v.as_array().unwrap().iter().map(Value::as_u64).collect();
+        assert_eq!(
+            got,
+            vec![
+                Some(1),
+                Some(1),
+                Some(1),
+                Some(3),
+                Some(1),
+                Some(0),
+                None,
+                None,
+                None,
+                None
+            ]
+        );
     }
 }

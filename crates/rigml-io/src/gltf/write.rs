@@ -5,7 +5,7 @@
 use super::container;
 use crate::{atomic, IoError};
 use rigml_core::{
-    AlphaMode, ChannelValues, Character, Interpolation, Material, Mesh, MeshPart, Sampler, Skin, TextureSlot,
+    AlphaMode, ChannelValues, Character, Clip, Interpolation, Material, Mesh, MeshPart, Sampler, Skin, TextureSlot,
 };
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -18,6 +18,9 @@ const U32: u32 = 5125;
 pub(super) const UNSKINNED_KEY: &str = "rigml_unskinned";
 /// Primitive `extras` key holding the part's name.
 pub(super) const PART_NAME_KEY: &str = "rigml_part";
+/// Primitive `extras` key (`true`) marking a POINTS primitive as a part's loose vertices (a
+/// part without triangles), which the reader keeps; other points and lines it leaves out.
+pub(super) const LOOSE_VERTICES_KEY: &str = "rigml_loose_vertices";
 const ARRAY_BUFFER: u32 = 34962;
 const ELEMENT_ARRAY_BUFFER: u32 = 34963;
 /// Normals further than this from unit length are renormalised (the validator's threshold).
@@ -227,7 +230,13 @@ fn document(character: &Character, path: &Path, bin_uri: Option<&str>) -> Result
         root.insert("nodes".into(), json!(nodes));
     }
     root.insert("scene".into(), json!(0));
-    root.insert("scenes".into(), json!([{"name": character.name, "nodes": scene_nodes}]));
+    // An empty `nodes` array is invalid glTF (EMPTY_ENTITY): a character with nothing in it
+    // gets a scene without one.
+    let mut scene = json!({"name": character.name});
+    if !scene_nodes.is_empty() {
+        scene["nodes"] = json!(scene_nodes);
+    }
+    root.insert("scenes".into(), json!([scene]));
     out.bin.resize(out.bin.len().next_multiple_of(4), 0);
     if !out.bin.is_empty() {
         let mut buffer = json!({"byteLength": out.bin.len()});
@@ -277,14 +286,15 @@ fn primitives(out: &mut Out, mesh: &Mesh, skin: Option<&Skin>, path: &Path) -> R
         if !unskinned.is_empty() {
             extras.insert(UNSKINNED_KEY.into(), json!(unskinned));
         }
-        if !extras.is_empty() {
-            prim["extras"] = Value::Object(extras);
-        }
         let tris = &mesh.triangles[part.triangles.clone()];
         if tris.is_empty() {
-            prim["mode"] = json!(0); // Vertices without faces stay points.
+            prim["mode"] = json!(0); // Vertices without faces stay points, marked as rigml's.
+            extras.insert(LOOSE_VERTICES_KEY.into(), json!(true));
         } else {
             prim["indices"] = json!(indices(out, tris, v0, v1 - v0).map_err(|m| IoError::parse(path, m))?);
+        }
+        if !extras.is_empty() {
+            prim["extras"] = Value::Object(extras);
         }
         prims.push(prim);
     }
@@ -542,14 +552,33 @@ fn skin_attributes(
     unskinned
 }
 
+/// How far [`to_glb`] and [`write_gltf`] shift a clip's keys: glTF key times cannot be
+/// negative (validator ACCESSOR_ANIMATION_INPUT_NEGATIVE), so a clip whose earliest key is
+/// before 0 (an FBX take starting at frame -1) is written with every key moved later by the
+/// returned amount, in seconds, so that it starts at 0. `None` when the clip starts at 0 or
+/// later (written as it is). Callers use it to tell the user that the times moved.
+pub fn clip_start_shift(clip: &Clip) -> Option<f32> {
+    let first = clip
+        .channels
+        .iter()
+        .filter_map(|c| c.times.first().copied())
+        .fold(f32::INFINITY, f32::min);
+    (first < 0.0).then_some(-first)
+}
+
 /// One animation per clip that has channels (glTF requires at least one), one sampler per
-/// channel.
+/// channel; key times shifted by [`clip_start_shift`].
 fn animations(out: &mut Out, character: &Character, lift: Option<f32>) -> Vec<Value> {
     let mut list = Vec::new();
     for clip in &character.clips {
         let (mut samplers, mut channels) = (Vec::new(), Vec::new());
+        let shift = clip_start_shift(clip);
         for c in clip.channels.iter().filter(|c| !c.times.is_empty()) {
-            let input = out.times(&c.times);
+            let input = match shift {
+                // t - first is never negative in float arithmetic, and keeps the keys' order.
+                Some(s) => out.times(&c.times.iter().map(|t| t + s).collect::<Vec<_>>()),
+                None => out.times(&c.times),
+            };
             // A root's translation and scale are written under the lifted common scale.
             let under = lift
                 .filter(|_| character.skeleton.parents.get(c.joint) == Some(&None))
