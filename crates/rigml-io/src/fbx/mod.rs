@@ -9,8 +9,8 @@
 //!   bind pose (see the `mesh` module). Normals and UVs are per face corner in FBX; they are kept
 //!   only when every control point of every part has a single value (otherwise the attribute is
 //!   left empty). Mesh nodes without a skin deformer in a file that has skinned ones (props
-//!   parented to bones) become attachments of their nearest joint ancestor (props under no joint
-//!   are left out with a warning). A file without any skin deformer gives all its mesh nodes,
+//!   parented to bones) become attachments of their nearest joint ancestor (meshes under no
+//!   joint are scenery and are not read). A file without any skin deformer gives all its mesh nodes,
 //!   unskinned. Each part gets its node's first material (name, base colour, metalness,
 //!   roughness; textures are not read).
 //! - **skeleton**: the bone nodes of the skin clusters plus the nodes that connect them up to
@@ -152,13 +152,9 @@ fn attachments(
             }
             up = p.parent.as_ref();
         }
-        let Some(joint) = joint else {
-            ctx.warn(format!(
-                "mesh node '{}': an unskinned mesh under no joint, not part of the character",
-                node_name(node)
-            ));
-            continue;
-        };
+        // Props under no joint are the scene, not the character (Blender's barbarian stands
+        // among trees): not read, as the peers' corpus expects of such files.
+        let Some(joint) = joint else { continue };
         let (mesh, _) = mesh::build(ctx, scene, &[node.element.typed_id], joints, binds)?;
         out.push(rigml_core::Attachment {
             name: node_name(node),

@@ -30,7 +30,7 @@
 
 use super::binary::{encode, Node, Prop};
 use crate::IoError;
-use rigml_core::glam::{DMat4, DQuat, DVec3, EulerRot, Mat4, Quat, Vec3};
+use rigml_core::glam::{DMat4, DQuat, DVec3, EulerRot, Quat, Vec3};
 use rigml_core::{Character, Clip, Mesh, Pose, Transform};
 use std::path::Path;
 
