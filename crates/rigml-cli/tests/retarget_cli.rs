@@ -90,3 +90,38 @@ fn ikrig_encode_then_decode() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("bad.csv: line 6"), "{}", stderr(&o));
 }
+
+/// FBX out of a retarget: the clip written to FBX (120 fps CMU motion on KayKit's Ranger) reads
+/// back through ufbx with the GLB's vertices and weights, and poses the mesh as the GLB's clip
+/// does at every frame, within 1e-5 of the character's size.
+#[test]
+fn retarget_to_fbx_round_trips_through_ufbx() {
+    use rigml_core::{lbs, skinning_matrices, Character};
+    let dir = tempfile::tempdir().unwrap();
+    let clip = common::asset("cmu_09_01_run");
+    let to = common::asset("kaykit2-ranger");
+    for out in ["out.glb", "out.fbx"] {
+        assert_ok(&rigml(dir.path(), &["retarget", s(&clip), "--to", s(&to), "-o", out]));
+    }
+    let glb = rigml_io::load(&dir.path().join("out.glb")).unwrap();
+    let fbx = rigml_io::load(&dir.path().join("out.fbx")).unwrap();
+    assert_eq!(fbx.mesh.vertex_count(), glb.mesh.vertex_count());
+    assert_eq!(fbx.clips.len(), 1);
+    let size = glb.size();
+    let posed = |c: &Character, t: f32| {
+        let pose = c.clips[0].sample(&c.skeleton, t);
+        let m = skinning_matrices(&c.skeleton, &pose).unwrap();
+        lbs(&c.mesh.positions, c.skin.as_ref().unwrap(), &m)
+    };
+    let clip = &glb.clips[0];
+    let frames = clip.key_count();
+    let mut worst = 0.0f32;
+    for f in 0..frames {
+        let t = clip.start() + clip.duration() * f as f32 / (frames - 1).max(1) as f32;
+        let (a, b) = (posed(&glb, t), posed(&fbx, t));
+        let d = a.iter().zip(&b).map(|(x, y)| x.distance(*y)).fold(0.0, f32::max);
+        worst = worst.max(d / size);
+    }
+    println!("{frames} frames, worst posed distance {worst:.2e} of the size");
+    assert!(worst <= 1e-5, "posed vertices differ by {worst:.2e} of the size");
+}

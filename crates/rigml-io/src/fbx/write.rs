@@ -279,7 +279,7 @@ impl Scene {
 
     fn build(&mut self, c: &Character, fps: f64) -> Result<(), IoError> {
         let materials: Vec<i64> = c.mesh.materials.iter().map(|m| self.material(m)).collect();
-        let lift = common_root_scale(&c.skeleton);
+        let lift = common_root_scale(&c.skeleton).filter(|_| clips_scale_the_root(c));
         let top = self.lift_node(c, lift);
         let unit = lift.unwrap_or(1.0);
         // Mesh nodes first: readers meet them in this order.
@@ -624,10 +624,17 @@ impl Scene {
             .iter()
             .map(|&t| (t * TICKS_PER_SECOND as f64).round() as i64)
             .collect();
-        let mut animated = vec![false; joints.len()];
+        // Per joint: which of translation, rotation, scale the clip animates (only those get
+        // curves; the rest keep the joint's rest values, as in the clip).
+        let mut animated = vec![[false; 3]; joints.len()];
         for ch in &clip.channels {
             if let Some(a) = animated.get_mut(ch.joint) {
-                *a = true;
+                let k = match ch.values {
+                    rigml_core::ChannelValues::Translation(_) => 0,
+                    rigml_core::ChannelValues::Rotation(_) => 1,
+                    rigml_core::ChannelValues::Scale(_) => 2,
+                };
+                a[k] = true;
             }
         }
         // Poses at every frame.
@@ -663,7 +670,7 @@ impl Scene {
         );
         self.connect(layer, stack);
         for (j, &model) in joints.iter().enumerate() {
-            if !animated[j] {
+            if !animated[j].iter().any(|&a| a) {
                 continue;
             }
             let root = c.skeleton.parents[j].is_none();
@@ -671,12 +678,15 @@ impl Scene {
             let translation: Vec<DVec3> = local.iter().map(|t| t.translation.as_dvec3()).collect();
             let scale: Vec<DVec3> = local.iter().map(|t| t.scale.as_dvec3()).collect();
             let rotation = continuous_euler(poses.iter().map(|p| p[j].rotation));
-            for (short, prop, values) in [
+            let curves = [
                 ("T", "Lcl Translation", translation),
                 ("R", "Lcl Rotation", rotation),
                 ("S", "Lcl Scaling", scale),
-            ] {
-                self.curve_node(layer, model, short, prop, &ticks, &values);
+            ];
+            for ((short, prop, values), on) in curves.into_iter().zip(animated[j]) {
+                if on {
+                    self.curve_node(layer, model, short, prop, &ticks, &values);
+                }
             }
         }
     }
@@ -732,6 +742,16 @@ fn common_root_scale(skeleton: &rigml_core::Skeleton) -> Option<f32> {
     let s = skeleton.rest_local[root].scale;
     let uniform = (s.max_element() - s.min_element()).abs() <= 1e-6 * s.max_element().abs();
     (s.x.is_finite() && s.x > 0.0 && uniform && (s.x - 1.0).abs() > 1e-4).then_some(s.x)
+}
+
+/// Whether the root's scale may move to a Null: when a clip keys the root's scale. Measured
+/// with Blender 5.0's importers on the manifest: a clip that keys the root's scale shows at the
+/// GLB's size only with the Null (Quaternius' 2017 animals, the Godot robot), a character whose
+/// clips leave the root's scale to the rest pose only without it (their fish, dinosaurs).
+fn clips_scale_the_root(c: &Character) -> bool {
+    c.clips.iter().flat_map(|clip| clip.channels.iter()).any(|ch| {
+        c.skeleton.parents.get(ch.joint) == Some(&None) && matches!(ch.values, rigml_core::ChannelValues::Scale(_))
+    })
 }
 
 /// A root joint's transform under the lifted scale's Null (others unchanged).
