@@ -230,7 +230,7 @@ impl Repairs {
             push(
                 t,
                 format!(
-                    "{} left out, their vertices kept (first at line {})",
+                    "{} left out, vertices kept (first at line {})",
                     count(t.count, what.0, what.1),
                     t.first_line
                 ),
@@ -942,8 +942,8 @@ mod tests {
         assert_eq!(
             w,
             vec![
-                "line 6: 3 line elements (l) left out, their vertices kept (first at line 6)",
-                "line 8: 2 point elements (p) left out, their vertices kept (first at line 8)",
+                "line 6: 3 line elements (l) left out, vertices kept (first at line 6)",
+                "line 8: 2 point elements (p) left out, vertices kept (first at line 8)",
                 "line 9: 2 `vw` skin-weight lines ignored: an OBJ has no skeleton to bind them to (first at line 9)",
                 "line 12: 8 free-form geometry statements (cstype, curv, surf, parm, ...) left out, \
                  holding 1 curve and 1 surface (first at line 12)",
