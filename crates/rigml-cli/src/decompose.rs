@@ -16,18 +16,22 @@ use std::time::Instant;
 #[derive(clap::Args)]
 #[command(after_help = "\
 SEQ is a folder of OBJ frames with one topology (frame files in natural order; a reference.obj
-beside them is ignored), or a skinned .glb/.gltf/.fbx whose clip is baked to frames with its own
-skin. The output's mesh is the anchor frame (largest surface area), its clip has one key per
-frame, and re-skinning it reproduces the sequence with the reported RMSE (METRICS.md §6 units:
-the anchor's longest bounding-box side is 1).
+beside them is ignored), an Alembic (Ogawa) mesh cache .abc (its first animated PolyMesh, one
+frame per sample, parent Xforms applied, frame rate from its time sampling, units as stored), or
+a skinned .glb/.gltf/.fbx whose clip is baked to frames with its own skin. The output's mesh is
+the anchor frame (largest surface area), its clip has one key per frame, and re-skinning it
+reproduces the sequence with the reported RMSE (METRICS.md §6 units: the anchor's longest
+bounding-box side is 1).
 
 Examples:
   rigml decompose sequences/horse_gallop --bones 30 --max-influences 4 -o horse.glb
+  rigml decompose Bone_Anim.abc -o bones.glb --bones 10 --max-influences 8
   rigml decompose Wolf.glb --clip 2 --bones 30 -o wolf-ssdr.glb --truth --json
   rigml decompose mannequiny.glb --frames 100 --bones 30 -o m.glb --force
   rigml decompose long_capture/ --bones 40 --stream -o capture.glb")]
 pub struct Args {
-    /// Folder of OBJ frames, or a skinned animation (.glb, .gltf, .fbx).
+    /// Folder of OBJ frames, an Alembic mesh cache (.abc), or a skinned animation (.glb, .gltf,
+    /// .fbx).
     pub input: PathBuf,
     /// The rigged character to write (.glb, .gltf).
     #[arg(short, long)]
@@ -111,10 +115,12 @@ pub fn run(args: &Args) -> Result<String> {
         frames: args.frames.map(|n| n as usize),
     };
     let is_dir = args.input.is_dir();
-    if args.truth && is_dir {
+    let is_alembic = !is_dir && rigml_io::Format::from_path(&args.input).ok() == Some(rigml_io::Format::Alembic);
+    if args.truth && (is_dir || is_alembic) {
         bail!(
-            "{}: --truth needs a skinned input (.glb, .gltf, .fbx), not an OBJ folder",
-            args.input.display()
+            "{}: --truth needs a skinned input (.glb, .gltf, .fbx), not {}",
+            args.input.display(),
+            if is_dir { "an OBJ folder" } else { "a mesh cache" }
         );
     }
     if args.stream && !is_dir {
@@ -126,6 +132,12 @@ pub fn run(args: &Args) -> Result<String> {
         streamed = Some(Streamed(ObjFrames::open(&args.input)?));
     } else if is_dir {
         sequence = Some(rigml_io::sequence::load_sequence(&args.input, &options)?);
+    } else if is_alembic {
+        let abc = rigml_io::alembic::read(&args.input)?;
+        for warning in &abc.warnings {
+            eprintln!("warning: {}: {warning}", args.input.display());
+        }
+        sequence = Some(abc.sequence);
     } else {
         let character = rigml_io::load(&args.input)?;
         let frames = rigml_io::sequence::bake(&character, &options, &args.input)?;
@@ -168,6 +180,7 @@ pub fn run(args: &Args) -> Result<String> {
     let fps = args
         .fps
         .or(baked.as_ref().and_then(|(_, b)| b.sequence.fps))
+        .or(sequence.as_ref().and_then(|s| s.fps))
         .unwrap_or(24.0);
     let rig = rigml_seq::build_rig(&decomposition, &name, fps).with_context(|| format!("{}", args.input.display()))?;
     let truth = match (&baked, args.truth) {

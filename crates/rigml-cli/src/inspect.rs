@@ -161,6 +161,7 @@ pub fn format_name(format: Format) -> &'static str {
         Format::Bvh => "bvh",
         Format::RigNet => "rignet",
         Format::MakeHuman => "makehuman",
+        Format::Alembic => "abc",
     }
 }
 

@@ -60,6 +60,19 @@ fn decompose_reports_bad_sequences_by_file() {
     assert_clean_failure(&o, "missing");
     let o = rigml(dir.path(), &["decompose", "seq", "--truth", "-o", "out.glb"]);
     assert_clean_failure(&o, "seq");
+    // Alembic: a damaged cache, an HDF5 one, and --truth (a cache has no rig to compare with).
+    std::fs::write(
+        dir.path().join("bad.abc"),
+        b"Ogawa\xff\x00\x01\x10\0\0\0\0\0\0\0garbage",
+    )
+    .unwrap();
+    let o = rigml(dir.path(), &["decompose", "bad.abc", "--bones", "2", "-o", "out.glb"]);
+    assert_clean_failure(&o, "bad.abc");
+    std::fs::write(dir.path().join("old.abc"), b"\x89HDF\r\n\x1a\n\0\0\0\0\0\0\0\0").unwrap();
+    let o = rigml(dir.path(), &["decompose", "old.abc", "--bones", "2", "-o", "out.glb"]);
+    assert_clean_failure(&o, "HDF5 Alembic is not supported; re-export as Ogawa");
+    let o = rigml(dir.path(), &["decompose", "bad.abc", "--truth", "-o", "out.glb"]);
+    assert_clean_failure(&o, "not a mesh cache");
     assert!(!dir.path().join("out.glb").exists());
 }
 

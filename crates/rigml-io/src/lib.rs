@@ -5,6 +5,7 @@
 //! in it; no input makes a reader panic. Writers go through [`save`], which writes atomically
 //! (temporary file + rename) and refuses to overwrite without `force`.
 
+pub mod alembic;
 pub mod atomic;
 pub mod bvh;
 pub mod error;
@@ -34,6 +35,9 @@ pub enum Format {
     RigNet,
     /// MakeHuman / MPFB rig JSON (`rig_*.json`, with `base.obj` and `weights_*.json` beside it).
     MakeHuman,
+    /// Alembic (Ogawa) `.abc`: a mesh sequence, read by [`sequence::load_sequence`] (see
+    /// [`alembic`]); not a character, so [`load`] and [`save`] refuse it.
+    Alembic,
 }
 
 impl Format {
@@ -52,10 +56,12 @@ impl Format {
             "bvh" => Format::Bvh,
             "txt" => Format::RigNet,
             "json" | "mhskel" => Format::MakeHuman,
+            "abc" => Format::Alembic,
             _ => {
                 return Err(IoError::unsupported(
                     path,
-                    "unknown extension (expected .glb, .gltf, .vrm, .fbx, .obj, .bvh, RigNet .txt or MakeHuman .json)",
+                    "unknown extension (expected .glb, .gltf, .vrm, .fbx, .obj, .bvh, RigNet .txt, MakeHuman .json \
+                     or an Alembic .abc mesh sequence)",
                 ))
             }
         })
@@ -113,6 +119,12 @@ pub fn load_with_warnings(path: &Path) -> Result<Loaded, IoError> {
         }
         Format::RigNet => rignet::read(path)?,
         Format::MakeHuman => makehuman::read(path)?,
+        Format::Alembic => {
+            return Err(IoError::unsupported(
+                path,
+                "an Alembic file is a mesh sequence, not a character: use `rigml decompose` to rig it",
+            ))
+        }
     };
     character.validate().map_err(|e| IoError::invalid(path, e))?;
     if character.mesh.vertex_count() == 0 && character.skeleton.joint_count() == 0 {

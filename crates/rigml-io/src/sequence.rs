@@ -1,5 +1,6 @@
-//! Animated mesh sequences: a folder of OBJ frames with one topology, or a skinned animation
-//! (glTF/GLB/FBX) baked to frames with its own skin.
+//! Animated mesh sequences: a folder of OBJ frames with one topology, an Alembic (Ogawa) mesh
+//! cache (see [`crate::alembic`]), or a skinned animation (glTF/GLB/FBX) baked to frames with
+//! its own skin.
 //!
 //! Two ways in. [`load_sequence`] returns a whole [`Sequence`] in memory. [`ObjFrames`] opens a
 //! folder once (file list, topology of the first frame) and then reads any frame on demand, so a
@@ -232,8 +233,10 @@ fn frame_times(clip: &rigml_core::Clip, count: Option<usize>) -> Vec<f32> {
     }
 }
 
-/// Read a sequence: a folder of OBJ frames, or a skinned glTF/GLB/FBX animation baked with
-/// [`bake`]. A single OBJ file is refused (it is one frame; pass its folder).
+/// Read a sequence: a folder of OBJ frames, the first animated PolyMesh of an Alembic `.abc`
+/// (with its frame rate; [`crate::alembic::read`] also gives times and warnings), or a skinned
+/// glTF/GLB/FBX animation baked with [`bake`]. A single OBJ file is refused (it is one frame;
+/// pass its folder).
 pub fn load_sequence(path: &Path, options: &SequenceOptions) -> Result<Sequence, IoError> {
     if path.is_dir() {
         let sequence = ObjFrames::open(path)?.load_all()?;
@@ -245,13 +248,14 @@ pub fn load_sequence(path: &Path, options: &SequenceOptions) -> Result<Sequence,
             let character = crate::load(path)?;
             Ok(bake(&character, options, path)?.sequence)
         }
+        crate::Format::Alembic => Ok(crate::alembic::read(path)?.sequence),
         crate::Format::Obj => Err(IoError::unsupported(
             path,
             "one OBJ file is one frame: pass the folder holding all frames",
         )),
         _ => Err(IoError::unsupported(
             path,
-            "not a sequence: pass a folder of OBJ frames or a skinned .glb/.gltf/.fbx animation",
+            "not a sequence: pass a folder of OBJ frames, an Alembic .abc or a skinned .glb/.gltf/.fbx animation",
         )),
     }
 }
