@@ -63,6 +63,18 @@ impl Skeleton {
         world
     }
 
+    /// The uniform scale every root joint's rest transform shares, when it is not 1: files that
+    /// keep their vertices under an armature scaled ×100, which readers bake into the roots.
+    /// Writers put it back on a node above the roots, where DCCs expect the armature's scale.
+    pub fn common_root_scale(&self) -> Option<f32> {
+        let mut roots = (0..self.joint_count()).filter(|&j| self.parents[j].is_none());
+        let s = self.rest_local[roots.next()?].scale;
+        let uniform = (s.max_element() - s.min_element()).abs() <= 1e-6 * s.max_element().abs();
+        let lifted = s.x.is_finite() && s.x > 0.0 && uniform && (s.x - 1.0).abs() > 1e-4;
+        let same = |v: Vec3| (v - s).abs().max_element() <= 1e-6 * s.x;
+        (lifted && roots.all(|j| same(self.rest_local[j].scale))).then_some(s.x)
+    }
+
     /// Model-space rest matrices.
     pub fn rest_world(&self) -> Vec<Mat4> {
         self.world_matrices(&self.rest_local)

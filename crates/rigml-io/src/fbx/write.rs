@@ -288,7 +288,7 @@ impl Scene {
             if part.vertices.is_empty() {
                 continue;
             }
-            let (model, geometry) = self.mesh_node(&c.mesh, &part, &part.name, unit)?;
+            let (model, geometry) = self.mesh_node(&c.mesh, &part, unit, None)?;
             self.connect(model, top);
             if let Some(m) = part.material.and_then(|m| materials.get(m)) {
                 self.connect(*m, model);
@@ -364,8 +364,7 @@ impl Scene {
                 material: first.material,
                 name: a.name.clone(),
             };
-            let (model, _) = self.mesh_node(&a.mesh, &part, &a.name, 1.0)?;
-            self.set_local(model, &Transform::from_mat4(&a.local));
+            let (model, _) = self.mesh_node(&a.mesh, &part, 1.0, Some(&Transform::from_mat4(&a.local)))?;
             if let Some(&parent) = joints.get(a.joint) {
                 self.connect(model, parent);
             }
@@ -395,15 +394,17 @@ impl Scene {
         id
     }
 
-    /// A mesh Model and its Geometry for `part` of `mesh`; returns their ids (connected).
-    /// Vertices are stored divided by `unit` (the scale of the node the mesh hangs under).
+    /// A mesh Model and its Geometry for `part` of `mesh` (named as the part, at `local` under
+    /// its parent, else at its parent's origin); returns their ids (connected). Vertices are
+    /// stored divided by `unit` (the scale of the node the mesh hangs under).
     fn mesh_node(
         &mut self,
         mesh: &Mesh,
         part: &rigml_core::MeshPart,
-        name: &str,
         unit: f32,
+        local: Option<&Transform>,
     ) -> Result<(i64, i64), IoError> {
+        let name = part.name.as_str();
         let v0 = part.vertices.start;
         let unit = f64::from(unit);
         let vertices: Vec<f64> = mesh.positions[part.vertices.clone()]
@@ -485,13 +486,17 @@ impl Scene {
         g.push(layer);
         self.objects.push(g);
         let model = self.id();
+        let mut p70 = Node::new("Properties70");
+        if let Some(t) = local {
+            p70.children = local_props(t);
+        }
         self.objects.push(
             Node::new("Model")
                 .p(Prop::I64(model))
                 .p(object_name(name, "Model"))
                 .p(Prop::Str("Mesh".into()))
                 .c(Node::new("Version").p(Prop::I32(232)))
-                .c(Node::new("Properties70"))
+                .c(p70)
                 .c(Node::new("Shading").p(Prop::Bool(true)))
                 .c(Node::new("Culling").p(Prop::Str("CullingOff".into()))),
         );
@@ -499,56 +504,17 @@ impl Scene {
         Ok((model, geometry))
     }
 
-    /// Write `t` as the Lcl properties of the Model `id` (already pushed).
-    fn set_local(&mut self, id: i64, t: &Transform) {
-        let props = local_props(t);
-        if let Some(model) = self
-            .objects
-            .children
-            .iter_mut()
-            .rev()
-            .find(|n| n.name == "Model" && n.props.first() == Some(&Prop::I64(id)))
-        {
-            if let Some(p70) = model.children.iter_mut().find(|n| n.name == "Properties70") {
-                p70.children = props;
-            }
-        }
-    }
-
     /// The Null carrying the roots' common scale (and the mesh nodes, whose vertices are then
     /// stored in its unscaled space, as Blender exports such files); 0 (the scene root) without.
     fn lift_node(&mut self, c: &Character, lift: Option<f32>) -> i64 {
-        match lift {
-            Some(scale) => {
-                let null = self.id();
-                let attribute = self.id();
-                let name = format!("{}_skeleton", c.name);
-                self.objects.push(
-                    Node::new("NodeAttribute")
-                        .p(Prop::I64(attribute))
-                        .p(object_name(&name, "NodeAttribute"))
-                        .p(Prop::Str("Null".into()))
-                        .c(Node::new("TypeFlags").p(Prop::Str("Null".into()))),
-                );
-                let mut p70 = Node::new("Properties70");
-                p70.children = local_props(&Transform {
-                    scale: Vec3::splat(scale),
-                    ..Transform::default()
-                });
-                self.objects.push(
-                    Node::new("Model")
-                        .p(Prop::I64(null))
-                        .p(object_name(&name, "Model"))
-                        .p(Prop::Str("Null".into()))
-                        .c(Node::new("Version").p(Prop::I32(232)))
-                        .c(p70),
-                );
-                self.connect(attribute, null);
-                self.connect(null, 0);
-                null
-            }
-            None => 0,
-        }
+        let Some(scale) = lift else { return 0 };
+        let local = Transform {
+            scale: Vec3::splat(scale),
+            ..Transform::default()
+        };
+        let null = self.attributed_model(&format!("{}_skeleton", c.name), "Null", "Null", &local);
+        self.connect(null, 0);
+        null
     }
 
     /// One LimbNode per joint, parented as the skeleton is; returns their ids. A scale every
@@ -559,32 +525,41 @@ impl Scene {
         let s = &c.skeleton;
         let mut ids = Vec::with_capacity(s.joint_count());
         for j in 0..s.joint_count() {
-            let model = self.id();
-            let attribute = self.id();
-            self.objects.push(
-                Node::new("NodeAttribute")
-                    .p(Prop::I64(attribute))
-                    .p(object_name(&s.names[j], "NodeAttribute"))
-                    .p(Prop::Str("LimbNode".into()))
-                    .c(Node::new("TypeFlags").p(Prop::Str("Skeleton".into()))),
-            );
-            let mut p70 = Node::new("Properties70");
-            p70.children = local_props(&under_lift(s.rest_local[j], lift, s.parents[j].is_none()));
-            self.objects.push(
-                Node::new("Model")
-                    .p(Prop::I64(model))
-                    .p(object_name(&s.names[j], "Model"))
-                    .p(Prop::Str("LimbNode".into()))
-                    .c(Node::new("Version").p(Prop::I32(232)))
-                    .c(p70)
-                    .c(Node::new("Culling").p(Prop::Str("CullingOff".into()))),
-            );
-            self.connect(attribute, model);
+            let local = under_lift(s.rest_local[j], lift, s.parents[j].is_none());
+            let model = self.attributed_model(&s.names[j], "LimbNode", "Skeleton", &local);
             let parent = s.parents[j].and_then(|p| ids.get(p).copied()).unwrap_or(top);
             self.connect(model, parent);
             ids.push(model);
         }
         ids
+    }
+
+    /// A Model of `kind` (`LimbNode`, `Null`) at `local` with the NodeAttribute DCCs read its
+    /// kind from (`flags`: its TypeFlags); returns the Model's id, not yet parented.
+    fn attributed_model(&mut self, name: &str, kind: &str, flags: &str, local: &Transform) -> i64 {
+        let model = self.id();
+        let attribute = self.id();
+        self.objects.push(
+            Node::new("NodeAttribute")
+                .p(Prop::I64(attribute))
+                .p(object_name(name, "NodeAttribute"))
+                .p(Prop::Str(kind.into()))
+                .c(Node::new("TypeFlags").p(Prop::Str(flags.into()))),
+        );
+        let mut p70 = Node::new("Properties70");
+        p70.children = local_props(local);
+        let mut node = Node::new("Model")
+            .p(Prop::I64(model))
+            .p(object_name(name, "Model"))
+            .p(Prop::Str(kind.into()))
+            .c(Node::new("Version").p(Prop::I32(232)))
+            .c(p70);
+        if kind == "LimbNode" {
+            node.push(Node::new("Culling").p(Prop::Str("CullingOff".into())));
+        }
+        self.objects.push(node);
+        self.connect(attribute, model);
+        model
     }
 
     fn bind_pose(&mut self, meshes: &[i64], mesh_world: DMat4, joints: &[i64], bind_world: &[DMat4]) {
@@ -729,19 +704,17 @@ impl Scene {
     }
 }
 
-/// The uniform scale every root joint's rest transform carries, when it is not 1: it is
-/// written on a Null above the roots (see `Scene::skeleton`).
-/// Only for a single root: above several roots the Null would be their common ancestor, which
-/// FBX readers that take the skeleton from the clusters' common ancestor (rigml's) count as a
-/// joint.
+/// [`Skeleton::common_root_scale`](rigml_core::Skeleton::common_root_scale), written on a Null
+/// above the root (see `Scene::skeleton`). Only for a single root: above several roots the
+/// Null would be their common ancestor, which FBX readers that take the skeleton from the
+/// clusters' common ancestor (rigml's) count as a joint.
 fn common_root_scale(skeleton: &rigml_core::Skeleton) -> Option<f32> {
-    let roots: Vec<usize> = (0..skeleton.joint_count())
-        .filter(|&j| skeleton.parents[j].is_none())
-        .collect();
-    let [root] = roots[..] else { return None };
-    let s = skeleton.rest_local[root].scale;
-    let uniform = (s.max_element() - s.min_element()).abs() <= 1e-6 * s.max_element().abs();
-    (s.x.is_finite() && s.x > 0.0 && uniform && (s.x - 1.0).abs() > 1e-4).then_some(s.x)
+    let roots = skeleton.parents.iter().filter(|p| p.is_none()).count();
+    if roots == 1 {
+        skeleton.common_root_scale()
+    } else {
+        None
+    }
 }
 
 /// Whether the root's scale may move to a Null: when a clip keys the root's scale. Measured

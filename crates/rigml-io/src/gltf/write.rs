@@ -139,7 +139,7 @@ fn document(character: &Character, path: &Path, bin_uri: Option<&str>) -> Result
     }
     let mut out = Out::default();
     let children = skeleton.children();
-    let lift = common_root_scale(skeleton);
+    let lift = skeleton.common_root_scale();
     let mut nodes: Vec<Value> = (0..joint_count)
         .map(|j| {
             let mut t = skeleton.rest_local[j];
@@ -365,18 +365,6 @@ fn indices(out: &mut Out, tris: &[[u32; 3]], v0: usize, count: usize) -> Result<
         Some(ELEMENT_ARRAY_BUFFER),
         meta(component, tris.len() * 3, "SCALAR"),
     ))
-}
-
-/// The uniform scale every root joint's rest transform shares, when it is not 1 (files that
-/// keep Z-up vertices under an armature scaled 100x, with that armature baked into the roots
-/// on reading): written on the node gathering the roots instead of on the roots.
-fn common_root_scale(skeleton: &rigml_core::Skeleton) -> Option<f32> {
-    let mut roots = (0..skeleton.joint_count()).filter(|&j| skeleton.parents[j].is_none());
-    let s = skeleton.rest_local[roots.next()?].scale;
-    let uniform = |v: glam::Vec3| (v.max_element() - v.min_element()).abs() <= 1e-6 * v.max_element().abs();
-    let lifted = s.x.is_finite() && s.x > 0.0 && uniform(s) && (s.x - 1.0).abs() > 1e-4;
-    let same = |v: glam::Vec3| (v - s).abs().max_element() <= 1e-6 * s.x;
-    (lifted && roots.all(|j| same(skeleton.rest_local[j].scale))).then_some(s.x)
 }
 
 /// A node's transform: translation, rotation and scale when `m` is one (within float
