@@ -2,12 +2,10 @@
 //! (`rig-<template>`) against the artists' skeletons, on a manifest split (metrics of
 //! docs/METRICS.md), and write a report folder.
 
-use crate::skin::{solver, METHODS};
+use crate::skin::METHODS;
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use rigml_eval::robustness::Declared;
 use rigml_eval::{ExternalFiles, Fold, Method, Options, Progress};
-use rigml_skin::SolveOptions;
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -174,59 +172,17 @@ pub fn run(args: &Args) -> Result<String> {
 
 /// The methods `args` names, the learned one loading `model` (None: the embedded model).
 fn methods(args: &Args, model: Option<&std::path::Path>) -> Result<Vec<Method>> {
-    let mut methods = Vec::new();
-    for name in args.methods.iter().filter(|m| !m.is_empty()) {
-        if let Some(spec) = name.strip_prefix("rig-") {
-            // `rig-TEMPLATE[:no-ground-root][:poles]`: the template without or with a control
-            // rule, to measure what the rule is worth (as `rigml rig --no-ground-root / --poles`).
-            let mut parts = spec.split(':');
-            let template = parts.next().unwrap_or_default();
-            let mut controls = crate::rig::Controls::default();
-            for switch in parts {
-                match switch {
-                    "no-ground-root" => controls.ground_root = false,
-                    "no-poles" => controls.poles = false,
-                    "poles" => controls.poles = true,
-                    other => bail!("--methods {name}: unknown switch {other:?} (no-ground-root, poles, no-poles)"),
-                }
-            }
-            let placer = crate::rig::placer(template, controls).with_context(|| format!("--methods {name}"))?;
-            let place = move |c: &rigml_core::Character| {
-                placer
-                    .place(&c.mesh)
-                    .and_then(|p| p.to_skeleton())
-                    .map_err(|e| e.to_string())
-            };
-            if args.no_deformation {
-                methods.push(Method::rigger(name, place));
-            } else {
-                // The placed skeleton skinned as `rigml rig` would: the end-to-end deformation.
-                let options = SolveOptions::default();
-                let skinner = solver(&args.rig_skin, None, model)?;
-                methods.push(Method::skinned_rigger(name, place, move |c| {
-                    rigml_rig::skin_placed(&c.mesh, &c.skeleton, skinner.as_ref(), &options).map_err(|e| e.to_string())
-                }));
-            }
-            continue;
-        }
-        if !METHODS.contains(&name.as_str()) && !name.contains('+') {
-            let riggers: Vec<String> = crate::rig::TEMPLATES.iter().map(|t| format!("rig-{t}")).collect();
-            bail!(
-                "unknown method {name:?} (choose from {}, {})",
-                METHODS.join(", "),
-                riggers.join(", ")
-            );
-        }
-        let options = SolveOptions::default();
-        let solver = solver(name, None, model)?;
-        let declared = Declared {
-            cap: options.max_influences,
-            ignores_end_sites: false,
-        };
-        methods.push(Method::solver(name, declared, move |c| {
-            solver.solve(&c.mesh, &c.skeleton, &options).map_err(|e| e.to_string())
-        }));
-    }
+    let settings = rigml::EvalSettings {
+        model,
+        rig_skin: &args.rig_skin,
+        deformation: !args.no_deformation,
+    };
+    let mut methods = args
+        .methods
+        .iter()
+        .filter(|m| !m.is_empty())
+        .map(|name| rigml::eval_method(name, &settings).with_context(|| format!("--methods {name}")))
+        .collect::<Result<Vec<Method>>>()?;
     for spec in &args.weights_from {
         let (name, dir) = match spec.split_once('=') {
             Some((name, dir)) => (name.to_string(), PathBuf::from(dir)),

@@ -2,51 +2,20 @@
 //! skeleton (bind pose) with the learned model (default) or one of the geometric solvers, and
 //! write the skinned result.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use rigml_io::SaveOptions;
-use rigml_skin::{Heat, Nearest, SkinSolver, SolveOptions, Voxel};
+use rigml_skin::SkinSolver;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// The solvers `--method` (and `rigml eval --methods`) can name.
-pub const METHODS: &[&str] = &["learned", "nearest", "heat", "voxel"];
+/// The solvers `--method` (and `rigml eval --methods`) can name: the library's registry.
+pub use rigml::METHODS;
 
-/// The solver called `name`, with its defaults (`resolution` applies to `voxel`, `model` to
-/// `learned`: a model file instead of the embedded default).
-///
-/// `A+B:S` (e.g. `learned+voxel:0.3`, `rigml eval` only) is the blend of solvers A and B with a
-/// share S of B in every row ([`rigml_skin::Blend`]).
+/// The solver called `name` ([`rigml::solver`]), with `resolution` for `voxel` and `model` (a
+/// model file instead of the embedded default) for `learned`.
 pub fn solver(name: &str, resolution: Option<usize>, model: Option<&Path>) -> Result<Box<dyn SkinSolver + Send>> {
-    if let Some((first, rest)) = name.split_once('+') {
-        let (second, share) = rest
-            .split_once(':')
-            .with_context(|| format!("method {name:?}: a blend is written A+B:SHARE, e.g. learned+voxel:0.3"))?;
-        let share: f32 = share
-            .parse()
-            .with_context(|| format!("method {name:?}: blend share {share:?} is not a number"))?;
-        let first = solver(first, resolution, model)?;
-        let second = solver(second, resolution, model)?;
-        return Ok(Box::new(
-            rigml_skin::Blend::new(first, second, share).with_context(|| format!("method {name:?}"))?,
-        ));
-    }
-    Ok(match name {
-        "learned" => Box::new(match model {
-            Some(path) => rigml_learn::Learned::from_file(path)?,
-            None => rigml_learn::Learned::embedded()?,
-        }),
-        "nearest" => Box::new(Nearest::default()),
-        "heat" => Box::new(Heat::default()),
-        "voxel" => {
-            let mut voxel = Voxel::default();
-            if let Some(r) = resolution {
-                voxel.resolution = r;
-            }
-            Box::new(voxel)
-        }
-        other => bail!("unknown method {other:?} (choose one of {})", METHODS.join(", ")),
-    })
+    Ok(rigml::solver(name, &rigml::MethodSettings { resolution, model })?)
 }
 
 /// Compute skin weights (learned model by default, or a geometric solver) for the file's own skeleton.
@@ -89,14 +58,20 @@ pub fn run(args: &Args) -> Result<String> {
         bail!("{}: has no skeleton to bind to", args.input.display());
     }
     let solver = solver(&args.method, args.resolution.map(usize::from), args.model.as_deref())?;
-    let options = SolveOptions {
+    let request = rigml::SkinRequest {
         max_influences: usize::from(args.max_influences),
-        ..SolveOptions::default()
+        ..rigml::SkinRequest::default()
     };
     let started = Instant::now();
-    let skin = solver
-        .solve(&character.mesh, &character.skeleton, &options)
-        .map_err(|e| anyhow!("{}: {}: {e}", args.input.display(), solver.name()))?;
+    let skin = rigml::skin_weights(
+        &character.mesh,
+        &character.skeleton,
+        solver.as_ref(),
+        &request,
+        &mut |_| true,
+    )
+    .map_err(|e| anyhow!("{}: {}: {e}", args.input.display(), solver.name()))?
+    .skin;
     let seconds = started.elapsed().as_secs_f64();
     let mut out = String::new();
     let _ = writeln!(

@@ -161,7 +161,17 @@ impl Learned {
     /// Features and probabilities of one mesh, for [`Learned::finish`] (and threshold search,
     /// which re-uses them for every setting).
     pub fn score(&self, mesh: &Mesh, skeleton: &Skeleton) -> Result<Scored, SkinError> {
-        let prep = Prepared::new(mesh, skeleton)?;
+        self.score_with_tails(mesh, skeleton, None)
+    }
+
+    /// [`Learned::score`] with explicit bone tails ([`rigml_skin::Bones::with_tails`]).
+    pub fn score_with_tails(
+        &self,
+        mesh: &Mesh,
+        skeleton: &Skeleton,
+        tails: Option<&[rigml_core::glam::Vec3]>,
+    ) -> Result<Scored, SkinError> {
+        let prep = Prepared::with_tails(mesh, skeleton, tails)?;
         let feats = if self.reads_patches() {
             features::extract_with_patches(&prep, &skeleton.parents)
         } else {
@@ -197,7 +207,7 @@ impl Learned {
         // normalisation apply.
         let options = SolveOptions {
             smooth_iterations: 0,
-            ..*options
+            ..options.clone()
         };
         finish(&scored.prep, rows, &options)
     }
@@ -483,7 +493,7 @@ impl SkinSolver for Learned {
     }
 
     fn solve(&self, mesh: &Mesh, skeleton: &Skeleton, options: &SolveOptions) -> Result<Skin, SkinError> {
-        let scored = self.score(mesh, skeleton)?;
+        let scored = self.score_with_tails(mesh, skeleton, options.tails.as_deref())?;
         self.finish(&scored, options)
     }
 }

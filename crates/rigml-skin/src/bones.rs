@@ -35,6 +35,14 @@ impl Bones {
     /// Segments from the bind pose of `skeleton`; `scale` is the length that maps to 1 in
     /// normalised units (the mesh's longest AABB side).
     pub fn new(skeleton: &Skeleton, scale: f32) -> Result<Bones, SkinError> {
+        Bones::with_tails(skeleton, scale, None)
+    }
+
+    /// [`Bones::new`], or with explicit `tails` (one per joint, bind space): then joint `j` owns
+    /// the one segment from its bind position to `tails[j]`, as a DCC bone does (a Blender
+    /// bone's head and tail), whatever its children; no joint is ignored. Errors when the
+    /// count differs from the joints' or a tail is not finite.
+    pub fn with_tails(skeleton: &Skeleton, scale: f32, tails: Option<&[Vec3]>) -> Result<Bones, SkinError> {
         let joint_count = skeleton.joint_count();
         if joint_count == 0 {
             return Err(SkinError::NoJoints);
@@ -45,6 +53,32 @@ impl Bones {
             return Err(SkinError::Failed {
                 solver: "bones",
                 problem: format!("joint {j} ({}) has a non-finite bind position", skeleton.names[j]),
+            });
+        }
+        if let Some(tails) = tails {
+            if tails.len() != joint_count {
+                return Err(SkinError::Failed {
+                    solver: "bones",
+                    problem: format!("{} bone tails for {joint_count} joints", tails.len()),
+                });
+            }
+            if let Some(j) = tails.iter().position(|t| !t.is_finite()) {
+                return Err(SkinError::Failed {
+                    solver: "bones",
+                    problem: format!("joint {j} ({}) has a non-finite tail", skeleton.names[j]),
+                });
+            }
+            let segments = (0..joint_count)
+                .map(|j| Bone {
+                    joint: j as u32,
+                    a: positions[j],
+                    b: tails[j],
+                })
+                .collect();
+            return Ok(Bones {
+                segments,
+                ignored: vec![false; joint_count],
+                joint_count,
             });
         }
         let children = skeleton.children();
@@ -106,5 +140,18 @@ mod tests {
         assert!((leaf.b - Vec3::new(0.0, 2.5, 0.0)).length() < 1e-6);
         let empty = Skeleton::default();
         assert!(matches!(Bones::new(&empty, 1.0), Err(SkinError::NoJoints)));
+
+        // Explicit tails: one segment per joint, head to tail, children ignored; the end-site
+        // is a bone like any other.
+        let tails: Vec<Vec3> = (0..5).map(|j| Vec3::new(j as f32, 9.0, 0.0)).collect();
+        let bones = Bones::with_tails(&s, 2.0, Some(&tails)).unwrap();
+        assert_eq!(bones.segments.len(), 5);
+        assert!(bones.ignored.iter().all(|&i| !i));
+        assert_eq!(bones.segments[1].b, Vec3::new(1.0, 9.0, 0.0));
+        assert_eq!(bones.segments[1].a, Vec3::new(0.0, 1.0, 0.0));
+        assert!(Bones::with_tails(&s, 2.0, Some(&tails[..4])).is_err());
+        let mut bad = tails.clone();
+        bad[2].x = f32::NAN;
+        assert!(Bones::with_tails(&s, 2.0, Some(&bad)).is_err());
     }
 }

@@ -60,7 +60,7 @@ impl SkinSolver for Heat {
     }
 
     fn solve(&self, mesh: &Mesh, skeleton: &Skeleton, options: &SolveOptions) -> Result<Skin, SkinError> {
-        let prep = Prepared::new(mesh, skeleton)?;
+        let prep = Prepared::for_solve(mesh, skeleton, options)?;
         let rows = solve_rows(&prep, self.visibility)?;
         finish(&prep, rows, options)
     }

@@ -40,7 +40,7 @@ pub enum SkinError {
 }
 
 /// Settings every solver honours.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SolveOptions {
     /// Influence cap of the output (METRICS.md §4 failure 5 checks it).
     pub max_influences: usize,
@@ -51,6 +51,12 @@ pub struct SolveOptions {
     /// Influences lighter than this (after normalising the row) are dropped before the final
     /// prune; a row always keeps its heaviest influence.
     pub min_weight: f32,
+    /// Explicit bone tails, one per joint, in the skeleton's bind space (a DCC bone's tail:
+    /// Blender's `tail_local`). With tails, joint `j` owns exactly the segment from its bind
+    /// position to `tails[j]` instead of segments to its children ([`Bones`]), so a
+    /// disconnected child does not drag its parent's bone toward it. `None`: derived from the
+    /// joints.
+    pub tails: Option<Vec<glam::Vec3>>,
 }
 
 impl Default for SolveOptions {
@@ -60,6 +66,7 @@ impl Default for SolveOptions {
             smooth_iterations: 1,
             smooth_strength: 0.5,
             min_weight: 0.01,
+            tails: None,
         }
     }
 }

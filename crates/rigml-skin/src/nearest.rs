@@ -28,7 +28,7 @@ impl SkinSolver for Nearest {
     }
 
     fn solve(&self, mesh: &Mesh, skeleton: &Skeleton, options: &SolveOptions) -> Result<Skin, SkinError> {
-        let prep = Prepared::new(mesh, skeleton)?;
+        let prep = Prepared::for_solve(mesh, skeleton, options)?;
         let keep = options.max_influences.max(1) * 2;
         let power = if self.power.is_finite() && self.power > 0.0 {
             self.power

@@ -41,6 +41,16 @@ impl Prepared {
     /// Validate, normalise and weld. Errors on an empty mesh, a skeleton without joints, or
     /// invalid mesh/skeleton data.
     pub fn new(mesh: &Mesh, skeleton: &Skeleton) -> Result<Prepared, SkinError> {
+        Prepared::with_tails(mesh, skeleton, None)
+    }
+
+    /// [`Prepared::new`] with the solve's explicit bone tails, if any ([`Bones::with_tails`]).
+    pub fn for_solve(mesh: &Mesh, skeleton: &Skeleton, options: &SolveOptions) -> Result<Prepared, SkinError> {
+        Prepared::with_tails(mesh, skeleton, options.tails.as_deref())
+    }
+
+    /// [`Prepared::new`] with explicit bone tails (`None`: derived from the joints).
+    pub fn with_tails(mesh: &Mesh, skeleton: &Skeleton, tails: Option<&[Vec3]>) -> Result<Prepared, SkinError> {
         if mesh.is_empty() {
             return Err(SkinError::EmptyMesh);
         }
@@ -60,7 +70,7 @@ impl Prepared {
         let positions: Vec<Vec3> = mesh.positions.iter().map(|&p| (p - center) / scale).collect();
         let welded = Welded::new(&positions, &mesh.triangles, WELD_TOLERANCE);
         let adjacency = Adjacency::from_triangles(welded.vertex_count(), &welded.triangles);
-        let mut bones = Bones::new(skeleton, scale)?;
+        let mut bones = Bones::with_tails(skeleton, scale, tails)?;
         for b in &mut bones.segments {
             b.a = (b.a - center) / scale;
             b.b = (b.b - center) / scale;

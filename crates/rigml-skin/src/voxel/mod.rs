@@ -83,7 +83,7 @@ impl SkinSolver for Voxel {
     }
 
     fn solve(&self, mesh: &Mesh, skeleton: &Skeleton, options: &SolveOptions) -> Result<Skin, SkinError> {
-        let prep = Prepared::new(mesh, skeleton)?;
+        let prep = Prepared::for_solve(mesh, skeleton, options)?;
         let positions = &prep.welded.positions;
         let mut grid =
             VoxelGrid::new(positions, &prep.welded.triangles, self.resolution).ok_or(SkinError::EmptyMesh)?;

@@ -1,0 +1,67 @@
+//! Skeleton templates by name: the registry behind `rigml rig --template`, `rigml eval
+//! --methods rig-<template>` and the Python package's `template=`.
+
+use crate::error::{invalid, Result};
+use rigml_rig::SkeletonPlacer;
+
+/// The templates a name can be. `detect` (the default) is `humanoid` when the shape is a
+/// standing humanoid, else `auto` (the curve skeleton less the end chains the learned placer
+/// finds no joint near); `curve` is the curve skeleton alone and `learned` the learned placer
+/// alone.
+pub const TEMPLATES: &[&str] = &["detect", "humanoid", "auto", "curve", "learned"];
+
+/// Which weightless control joints the templates add.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Controls {
+    /// IK pole targets in front of a quadruped's legs (general template).
+    pub poles: bool,
+    /// A ground root above the placed root (humanoid and general templates).
+    pub ground_root: bool,
+}
+
+impl Default for Controls {
+    fn default() -> Self {
+        Controls {
+            poles: false,
+            ground_root: true,
+        }
+    }
+}
+
+/// The skeleton placer of `template`, adding the `controls` asked for.
+///
+/// ```
+/// let placer = rigml::placer("humanoid", rigml::Controls::default()).unwrap();
+/// assert_eq!(placer.name(), "humanoid");
+/// assert!(rigml::placer("biped", rigml::Controls::default()).is_err());
+/// ```
+pub fn placer(template: &str, controls: Controls) -> Result<Box<dyn SkeletonPlacer + Send>> {
+    let mut curve = rigml_rig::CurveSkeleton::default();
+    curve.params.leg_poles = controls.poles;
+    curve.params.ground_root = controls.ground_root;
+    let humanoid = rigml_rig::Humanoid {
+        ground_root: controls.ground_root,
+        ..rigml_rig::Humanoid::default()
+    };
+    Ok(match template {
+        "auto" => Box::new(rigml_rig::Auto {
+            curve,
+            ..rigml_rig::Auto::embedded()?
+        }),
+        "curve" => Box::new(curve),
+        "humanoid" => Box::new(humanoid),
+        "detect" => {
+            let mut detect = rigml_rig::Detect::embedded()?;
+            detect.auto.curve = curve;
+            detect.humanoid = humanoid;
+            Box::new(detect)
+        }
+        "learned" => Box::new(rigml_rig::LearnedPlacer::embedded()?),
+        other => {
+            return Err(invalid(format!(
+                "unknown template {other:?} (choose one of {})",
+                TEMPLATES.join(", ")
+            )))
+        }
+    })
+}
