@@ -123,14 +123,14 @@ pub fn skeleton_from_arrays(names: Vec<String>, parents: &[i64], heads: &[Vec3])
     })
 }
 
-/// A skin from padded `(n, k)` joint and weight arrays (joint -1 or weight 0: an unused slot).
-/// `joint_map` turns the caller's joint indices into the skin's.
-pub fn skin_from_padded(
+/// Raw weight rows from padded `(n, k)` joint and weight arrays (joint -1 or weight 0: an unused
+/// slot), not normalised. `joint_map` turns the caller's joint indices into rigml's.
+pub fn rows_from_padded(
     joints: &ArrayView2<'_, i64>,
     weights: &ArrayView2<'_, f32>,
     vertices: usize,
     joint_map: &[usize],
-) -> PyResult<Skin> {
+) -> PyResult<Vec<Vec<(u32, f32)>>> {
     if joints.shape() != weights.shape() || joints.nrows() != vertices {
         return Err(bad(format!(
             "existing: joints {:?} and weights {:?} must both be ({vertices}, k)",
@@ -157,8 +157,7 @@ pub fn skin_from_padded(
         }
         rows.push(row);
     }
-    let widest = rows.iter().map(Vec::len).max().unwrap_or(1).max(1);
-    Skin::from_rows(rows.iter().map(Vec::as_slice), joint_map.len(), widest).map_err(|e| bad(format!("existing: {e}")))
+    Ok(rows)
 }
 
 /// A skin as padded `(n, k)` int32 joints (-1 unused) and float32 weights (0 unused), joints

@@ -7,7 +7,7 @@
 
 mod convert;
 
-use convert::{skeleton_from_arrays, skin_from_padded, skin_to_padded, triangles_from, vec3s_from};
+use convert::{rows_from_padded, skeleton_from_arrays, skin_to_padded, triangles_from, vec3s_from};
 use numpy::{AllowTypeChange, IntoPyArray, PyArray1, PyArray2, PyArrayLike2};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -228,7 +228,7 @@ fn skin_weights(
         let joints = skeleton_from_arrays(joint_names, &parents, &joint_heads)?;
         let tails = tails.map(|t| vec3s_from(&t.as_array(), "tails")).transpose()?;
         let existing = existing
-            .map(|(j, w)| skin_from_padded(&j.as_array(), &w.as_array(), positions.len(), &joints.to_rigml))
+            .map(|(j, w)| rows_from_padded(&j.as_array(), &w.as_array(), positions.len(), &joints.to_rigml))
             .transpose()?;
         let mesh = Mesh {
             positions,
@@ -284,6 +284,61 @@ fn skin_weights(
             seconds: started.elapsed().as_secs_f64(),
             method: solver.name().to_string(),
         })
+    })
+}
+
+/// A character from arrays: a mesh, optionally joints (bind pose = rest pose, no rotation) and
+/// weights, to save or to pass around.
+#[pyfunction]
+#[pyo3(signature = (vertices, triangles, joint_names = None, parents = None, joint_positions = None, weights = None, *, name = "character"))]
+#[allow(clippy::too_many_arguments)]
+fn character(
+    vertices: PyArrayLike2<'_, f32, AllowTypeChange>,
+    triangles: PyArrayLike2<'_, i64, AllowTypeChange>,
+    joint_names: Option<Vec<String>>,
+    parents: Option<Vec<i64>>,
+    joint_positions: Option<PyArrayLike2<'_, f32, AllowTypeChange>>,
+    weights: Option<(
+        PyArrayLike2<'_, i64, AllowTypeChange>,
+        PyArrayLike2<'_, f32, AllowTypeChange>,
+    )>,
+    name: &str,
+) -> PyResult<PyCharacter> {
+    guarded(|| {
+        let positions = vec3s_from(&vertices.as_array(), "vertices")?;
+        let tris = triangles_from(&triangles.as_array(), positions.len())?;
+        let vertex_count = positions.len();
+        let mut inner = Character {
+            name: name.to_string(),
+            mesh: Mesh {
+                positions,
+                triangles: tris,
+                ..Mesh::default()
+            },
+            ..Character::default()
+        };
+        match (joint_names, parents, joint_positions) {
+            (Some(names), Some(parents), Some(heads)) => {
+                let heads = vec3s_from(&heads.as_array(), "joint_positions")?;
+                let joints = skeleton_from_arrays(names, &parents, &heads)?;
+                if let Some((j, w)) = weights {
+                    let rows = rows_from_padded(&j.as_array(), &w.as_array(), vertex_count, &joints.to_rigml)?;
+                    let widest = rows.iter().map(Vec::len).max().unwrap_or(1).max(1);
+                    let skin =
+                        rigml::Skin::from_rows(rows.iter().map(Vec::as_slice), joints.skeleton.joint_count(), widest)
+                            .map_err(value_error)?;
+                    inner.skin = Some(skin);
+                }
+                inner.skeleton = joints.skeleton;
+            }
+            (None, None, None) if weights.is_none() => {}
+            _ => {
+                return Err(PyValueError::new_err(
+                    "character: give joint_names, parents and joint_positions together (weights need them)",
+                ))
+            }
+        }
+        Ok(PyCharacter { inner })
     })
 }
 
@@ -393,6 +448,7 @@ fn _rigml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(save, m)?)?;
     m.add_function(wrap_pyfunction!(skin_weights, m)?)?;
     m.add_function(wrap_pyfunction!(rig, m)?)?;
+    m.add_function(wrap_pyfunction!(character, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(names, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

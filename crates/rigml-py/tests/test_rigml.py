@@ -207,3 +207,35 @@ def test_evaluate_scores_a_file():
     assert "cd_j2j" in rows[1]
     with pytest.raises(ValueError, match="unknown method"):
         rigml.evaluate(path, "paint")
+
+
+def test_character_from_arrays_saves_and_reads_back(tmp_path):
+    _, path = val_character()
+    c = rigml.load(path)
+    made = rigml.character(c.vertices.astype(np.float64), c.triangles, c.skeleton, c.weights, name="made")
+    out = tmp_path / "made.glb"
+    rigml.save(made, out)
+    back = rigml.load(out)
+    np.testing.assert_allclose(back.vertices, c.vertices, atol=1e-6)
+    np.testing.assert_array_equal(back.triangles, c.triangles)
+    joints = len(c.joint_names)
+    order = [back.joint_names.index(n) for n in c.joint_names]
+    np.testing.assert_allclose(dense(*back.weights, joints)[:, order], dense(*c.weights, joints), atol=1e-6)
+    bare = rigml.character(c.vertices, c.triangles)
+    assert bare.joint_names == [] and bare.weights is None
+    with pytest.raises(ValueError, match="weights need a skeleton"):
+        rigml.character(c.vertices, c.triangles, weights=c.weights)
+
+
+def test_locked_weights_need_not_sum_to_one():
+    # A DCC passes only its locked groups: 0.3 on one joint, nothing else. The solved joints
+    # share the other 0.7; the locked 0.3 is not inflated to 1.
+    _, path = val_character()
+    c = rigml.load(path)
+    n, joints = len(c.vertices), len(c.joint_names)
+    locked_joint = int(np.argmax(np.bincount(c.weights[0][c.weights[0] >= 0], minlength=joints)))
+    existing = (np.full((n, 1), locked_joint), np.full((n, 1), 0.3, np.float32))
+    r = rigml.skin_weights(c.vertices, c.triangles, c, method="nearest", locked=[locked_joint], existing=existing)
+    got = dense(r.joints, r.weights, joints)
+    np.testing.assert_allclose(got[:, locked_joint], 0.3, atol=1e-6)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, atol=1e-5)

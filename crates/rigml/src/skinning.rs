@@ -24,8 +24,10 @@ pub struct SkinRequest {
     pub deform: Option<Vec<bool>>,
     /// Per joint: its bone's tail in the skeleton's bind space ([`SolveOptions::tails`]).
     pub tails: Option<Vec<Vec3>>,
-    /// The weights the mesh has now; what `locked_joints` and `locked_vertices` keep.
-    pub existing: Option<Skin>,
+    /// The weights the mesh has now, one raw row of `(joint, weight)` per vertex, as stored
+    /// (not normalised: a DCC's locked groups alone rarely sum to 1); what `locked_joints` and
+    /// `locked_vertices` keep.
+    pub existing: Option<Vec<Vec<(u32, f32)>>>,
     /// Per joint: its weights stay as they are in `existing` (Blender's locked vertex groups;
     /// "selected bones only" locks every other bone). The other joints share what is left.
     pub locked_joints: Option<Vec<bool>>,
@@ -136,9 +138,7 @@ pub fn skin_weights(
         "vertices",
     )?;
     if let Some(existing) = &request.existing {
-        existing
-            .validate(vertices, joints)
-            .map_err(|e| invalid(format!("existing weights: {e}")))?;
+        check_existing(existing, vertices, joints)?;
     } else if request.locked_vertices.as_ref().is_some_and(|l| l.iter().any(|&x| x)) {
         return Err(invalid("locked_vertices needs the existing weights to keep"));
     }
@@ -205,15 +205,15 @@ fn combine(
     let (mut over_cap, mut over_one) = (0, 0);
     let mut rows: Vec<Vec<(u32, f32)>> = Vec::with_capacity(vertices);
     for v in 0..vertices {
-        let old = request.existing.as_ref().map_or(&[][..], |s| s.influences(v));
+        let old = request.existing.as_ref().map_or(&[][..], |rows| rows[v].as_slice());
         if locked_vertex(v) {
-            rows.push(old.iter().map(|i| (i.joint, i.weight)).collect());
+            rows.push(old.to_vec());
             continue;
         }
         let mut row: Vec<(u32, f32)> = old
             .iter()
-            .filter(|i| locked_joint(i.joint as usize))
-            .map(|i| (i.joint, i.weight))
+            .filter(|&&(j, w)| locked_joint(j as usize) && w > 0.0)
+            .copied()
             .collect();
         let kept: f32 = row.iter().map(|e| e.1).sum();
         if kept > 1.0 + 1e-5 {
@@ -236,6 +236,31 @@ fn combine(
     let widest = rows.iter().map(Vec::len).max().unwrap_or(0).max(cap);
     let skin = Skin::from_rows(rows.iter().map(Vec::as_slice), joints, widest)?;
     Ok((skin, over_cap, over_one))
+}
+
+/// Existing rows: one per vertex, joints in range, weights finite and not negative.
+fn check_existing(existing: &[Vec<(u32, f32)>], vertices: usize, joints: usize) -> Result<()> {
+    if existing.len() != vertices {
+        return Err(invalid(format!(
+            "existing: {} rows for {vertices} vertices",
+            existing.len()
+        )));
+    }
+    for (v, row) in existing.iter().enumerate() {
+        for &(j, w) in row {
+            if j as usize >= joints {
+                return Err(invalid(format!(
+                    "existing: vertex {v}: joint {j} does not exist ({joints} joints)"
+                )));
+            }
+            if !w.is_finite() || w < 0.0 {
+                return Err(invalid(format!(
+                    "existing: vertex {v}: weight {w} is not a finite weight >= 0"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_len(what: &str, len: Option<usize>, expected: usize, of: &str) -> Result<()> {
@@ -325,8 +350,8 @@ mod tests {
     fn locked_groups_keep_their_weights_and_the_rest_fills_what_is_left() {
         let (mesh, skeleton) = tube_chain(3, 6, 8, 0.2, 1.0);
         // Existing weights: everything 30 % on joint 3 (locked), 70 % on joint 0.
-        let rows: Vec<Vec<(u32, f32)>> = (0..mesh.vertex_count()).map(|_| vec![(3, 0.3), (0, 0.7)]).collect();
-        let existing = Skin::from_rows(rows.iter().map(Vec::as_slice), 4, 4).unwrap();
+        // Only the locked group is given, as a DCC passes it: 0.3, not normalised.
+        let existing: Vec<Vec<(u32, f32)>> = (0..mesh.vertex_count()).map(|_| vec![(3, 0.3)]).collect();
         let request = SkinRequest {
             existing: Some(existing),
             locked_joints: Some(vec![false, false, false, true]),
@@ -349,8 +374,7 @@ mod tests {
     fn locked_rows_stay_and_locks_past_the_cap_are_counted() {
         let (mesh, skeleton) = tube_chain(3, 6, 8, 0.2, 1.0);
         let n = mesh.vertex_count();
-        let rows: Vec<Vec<(u32, f32)>> = (0..n).map(|_| vec![(0, 0.25), (1, 0.25), (2, 0.5)]).collect();
-        let existing = Skin::from_rows(rows.iter().map(Vec::as_slice), 4, 4).unwrap();
+        let existing: Vec<Vec<(u32, f32)>> = (0..n).map(|_| vec![(0, 0.25), (1, 0.25), (2, 0.5)]).collect();
         let mut locked_vertices = vec![false; n];
         locked_vertices[0] = true;
         let request = SkinRequest {
@@ -361,7 +385,8 @@ mod tests {
             ..SkinRequest::default()
         };
         let out = plain(&mesh, &skeleton, &Nearest::default(), &request);
-        assert_eq!(out.skin.influences(0), existing.influences(0));
+        let first: Vec<(u32, f32)> = out.skin.influences(0).iter().map(|i| (i.joint, i.weight)).collect();
+        assert_eq!(first, vec![(2, 0.5), (0, 0.25), (1, 0.25)]);
         // Every other row: the two locked influences fill the cap, one solved influence more,
         // in the half they leave free.
         assert_eq!(out.over_cap, n - 1);
@@ -379,6 +404,18 @@ mod tests {
         };
         let err = skin_weights(&mesh, &skeleton, &Nearest::default(), &all, &mut |_| true).unwrap_err();
         assert!(err.to_string().contains("no bone left to solve"), "{err}");
+
+        // Existing rows are checked.
+        let bad = SkinRequest {
+            existing: Some(vec![vec![(9, 1.0)]; n]),
+            locked_joints: Some(vec![true, false, false, false]),
+            ..SkinRequest::default()
+        };
+        let err = skin_weights(&mesh, &skeleton, &Nearest::default(), &bad, &mut |_| true).unwrap_err();
+        assert!(
+            err.to_string().contains("existing: vertex 0: joint 9 does not exist"),
+            "{err}"
+        );
     }
 
     #[test]

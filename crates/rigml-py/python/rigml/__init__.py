@@ -36,6 +36,7 @@ __all__ = [
     "save",
     "skin_weights",
     "rig",
+    "character",
     "evaluate",
     "METHODS",
     "TEMPLATES",
@@ -177,6 +178,33 @@ def skin_weights(
         model=model,
         resolution=resolution,
         progress=progress,
+    )
+
+
+def character(
+    vertices: np.ndarray,
+    triangles: np.ndarray,
+    skeleton: Optional[Skeleton] = None,
+    weights: Optional[tuple[np.ndarray, np.ndarray]] = None,
+    name: str = "character",
+) -> Character:
+    """A :class:`Character` from arrays, to :func:`save` (e.g. a DCC's mesh and bones for
+    ``rigml`` on the command line): ``vertices`` (N, 3), ``triangles`` (M, 3), optionally a
+    :class:`Skeleton` (bind pose at its positions) and ``weights`` as ``(joints, weights)`` (N, K)
+    arrays over its joints."""
+    if skeleton is None:
+        if weights is not None:
+            raise ValueError("character: weights need a skeleton")
+        return _rigml.character(np.asarray(vertices), np.asarray(triangles), name=name)
+    w = None if weights is None else (np.asarray(weights[0]), np.asarray(weights[1]))
+    return _rigml.character(
+        np.asarray(vertices),
+        np.asarray(triangles),
+        [str(n) for n in skeleton.names],
+        [int(p) for p in skeleton.parents],
+        np.asarray(skeleton.positions),
+        w,
+        name=name,
     )
 
 

@@ -68,6 +68,16 @@ def rig(
     max_influences: int = 4,
     name: str = "rigged",
 ) -> tuple[Character, str]: ...
+def character(
+    vertices: npt.ArrayLike,
+    triangles: npt.ArrayLike,
+    joint_names: Optional[Sequence[str]] = None,
+    parents: Optional[Sequence[int]] = None,
+    joint_positions: Optional[npt.ArrayLike] = None,
+    weights: Optional[tuple[npt.ArrayLike, npt.ArrayLike]] = None,
+    *,
+    name: str = "character",
+) -> Character: ...
 def evaluate(
     path: Union[str, os.PathLike[str]],
     methods: Sequence[str],
