@@ -431,12 +431,14 @@ fn evaluate<'py>(
     })
 }
 
-/// The method and template names rigml knows.
+/// The method, template and metric names rigml knows.
 #[pyfunction]
 fn names(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("methods", rigml::METHODS.to_vec())?;
     d.set_item("templates", rigml::TEMPLATES.to_vec())?;
+    let metrics: Vec<&str> = rigml_eval::report::METRICS.iter().map(|m| m.name).collect();
+    d.set_item("metrics", metrics)?;
     Ok(d)
 }
 

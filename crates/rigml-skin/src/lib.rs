@@ -3,11 +3,6 @@
 //! Every solver implements [`SkinSolver`]; post-processing (smoothing, pruning to N influences,
 //! normalisation, island fallback) is shared by all of them.
 
-/// The README's library quick start, compiled as a doctest so that it stays true to the API.
-#[doc = include_str!("../../../README.md")]
-#[cfg(doctest)]
-pub struct ReadmeQuickStart;
-
 pub mod blend;
 pub mod bones;
 pub mod check;

@@ -22,6 +22,11 @@
 //! # Ok::<(), rigml::Error>(())
 //! ```
 
+/// The README's library quick start, compiled as a doctest so that it stays true to the API.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeQuickStart;
+
 pub mod error;
 pub mod evaluate;
 pub mod methods;
