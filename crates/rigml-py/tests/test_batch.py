@@ -121,3 +121,35 @@ def test_resume_keeps_what_succeeded_and_the_loop_needs_no_ray(tmp_path):
     for i in ids:
         assert again[i]["total_s"] == first[i]["total_s"] and again[i]["worker"] == first[i]["worker"]
     assert not again["broken"]["ok"] and list(again) == ids + ["broken"]
+
+
+def test_a_task_on_a_lost_node_is_retried_elsewhere(tmp_path):
+    """Two nodes on loopback (ray.cluster_utils); the node running a task is killed mid-task
+    after the first asset finished; the task runs again on the new node and every row is ok."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    manifest, ids = small_manifest(tmp_path, count=3)
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    first = cluster.add_node(num_cpus=1)
+    ray.init(address=cluster.address)
+    killed = []
+
+    def on_row(line):
+        # After the first asset, the next one is running on `first`: take that node away.
+        if line.startswith("[1/") and not killed:
+            cluster.add_node(num_cpus=1)
+            cluster.remove_node(first, allow_graceful=False)
+            killed.append(True)
+
+    settings = batch.Settings(method="voxel", max_influences=4, out=str(tmp_path / "out"), write="none",
+                              metrics=False, deformation=False)
+    try:
+        rows = batch.run(batch.collect([str(manifest)]), settings, use_ray=True, retries=3, progress=on_row)
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    assert killed
+    assert [r["id"] for r in rows] == ids
+    assert all(r["ok"] for r in rows), [r["error"] for r in rows]
+    assert len({r["worker"] for r in rows}) >= 2
