@@ -150,21 +150,46 @@ def gather(context, selected_bones_only: bool, respect_locked: bool) -> Job:
 
 
 def existing_weights(job: Job, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The current weights of the groups ``names`` as padded (N, K) joint / weight arrays."""
+    """The current weights of the groups ``names`` as padded (N, K) joint / weight arrays.
+
+    Read through bmesh's deform layer (one dict per vertex, no RNA lookups per group) and
+    scattered into the arrays with numpy."""
     wanted = set(names)
-    rows: list[list[tuple[int, float]]] = []
+    vertex_ids: list[int] = []
+    joint_ids: list[int] = []
+    values: list[float] = []
+    counts = np.zeros(sum(part.count for part in job.parts), np.int64)
     for part in job.parts:
         obj = part.obj
         joint_of_group = {g.index: job.bone_names.index(g.name) for g in obj.vertex_groups if g.name in wanted}
-        for v in obj.data.vertices:
-            rows.append([(joint_of_group[g.group], g.weight) for g in v.groups if g.group in joint_of_group and g.weight > 0])
-    width = max([len(r) for r in rows] + [1])
-    joints = np.full((len(rows), width), -1, np.int64)
-    weights = np.zeros((len(rows), width), np.float32)
-    for i, row in enumerate(rows):
-        for k, (j, w) in enumerate(row):
-            joints[i, k] = j
-            weights[i, k] = w
+        if not joint_of_group:
+            continue
+        bm = bmesh.new()
+        try:
+            bm.from_mesh(obj.data)
+            layer = bm.verts.layers.deform.active
+            if layer is None:
+                continue
+            for v, vert in enumerate(bm.verts):
+                for g, w in vert[layer].items():
+                    j = joint_of_group.get(g)
+                    if j is not None and w > 0:
+                        vertex_ids.append(part.start + v)
+                        joint_ids.append(j)
+                        values.append(w)
+        finally:
+            bm.free()
+    rows = np.asarray(vertex_ids, np.int64)
+    np.add.at(counts, rows, 1)
+    width = int(max(counts.max(initial=0), 1))
+    joints = np.full((len(counts), width), -1, np.int64)
+    weights = np.zeros((len(counts), width), np.float32)
+    if len(rows):
+        # The slot of each entry within its vertex's row (entries of one vertex are consecutive).
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        slots = np.arange(len(rows)) - starts[rows]
+        joints[rows, slots] = joint_ids
+        weights[rows, slots] = values
     return joints, weights
 
 

@@ -1,22 +1,19 @@
 //! `rigml train-skeleton --split train [--val val] -o skel.safetensors`: train the learned
 //! skeleton predictor (joint votes + clustering + spanning tree) on the characters of a
-//! manifest split, and choose its clustering settings on --val (rigml-learn does the work).
+//! manifest split, and choose its clustering settings on --val. The recipe is the library's
+//! (`rigml::train::skeleton`); this module maps the flags onto it, draws its progress bars and
+//! writes the model, its curves and the summary.
 
-use crate::train::{bar, checkpoint_path, curves_path, events};
+use crate::train::{checkpoint_path, curves_path, Bars};
 use anyhow::{bail, Context, Result};
-use rigml_eval::dataset::{AssetRow, Dataset};
-use rigml_eval::deformation::normalisation;
-use rigml_eval::skeleton_metrics::{score, JointSet};
-use rigml_learn::skeleton::data::{character_shapes, Augment, Shape};
-use rigml_learn::skeleton::joints::{Modes, Settings, Tree};
-use rigml_learn::skeleton::train::{train, Config, History, Losses};
-use rigml_learn::skeleton::{net, Predictor, Votes};
-use rigml_learn::ModelFile;
+use rigml::train::skeleton::{train_skeleton, ChosenSettings, SkeletonRecipe};
+use rigml_eval::dataset::Dataset;
+use rigml_learn::skeleton::data::Augment;
+use rigml_learn::skeleton::net;
+use rigml_learn::skeleton::train::{Config, History, Losses};
 use serde::Serialize;
-use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::PathBuf;
-use std::time::Instant;
 
 /// Train the learned skeleton predictor on a manifest split.
 #[derive(clap::Args)]
@@ -96,10 +93,6 @@ pub struct Args {
     pub json: bool,
 }
 
-/// Most augmented copies per character: each is a full point cloud held in memory for the whole
-/// run, so more would exhaust memory long before it helped.
-const MAX_COPIES: usize = 64;
-
 #[derive(Serialize)]
 struct Summary {
     model: String,
@@ -118,12 +111,13 @@ struct Summary {
     /// Mean L1 offset error on val (normalised units).
     final_val_offset: Option<f32>,
     /// Chosen settings and the mean CD-J2J they give on the --val characters chosen on.
-    settings: Option<ChosenSettings>,
+    settings: Option<Chosen>,
     skipped: Vec<String>,
 }
 
+/// The chosen clustering settings as the summary shows them.
 #[derive(Serialize, Clone, Copy)]
-struct ChosenSettings {
+struct Chosen {
     bandwidth: f32,
     merge: f32,
     min_mass: f32,
@@ -135,195 +129,52 @@ struct ChosenSettings {
     mean_cd_j2j_default_settings: f64,
 }
 
-fn is_humanoid(row: &AssetRow) -> bool {
-    row.notes
-        .rsplit("cat=")
-        .next()
-        .is_some_and(|c| c.starts_with("humanoid") || c.starts_with("mech-humanoid"))
-}
-
-fn characters<'a>(dataset: &'a Dataset, split: &str) -> Result<Vec<&'a AssetRow>> {
-    let rows: Vec<_> = dataset
-        .rows
-        .iter()
-        .filter(|r| r.kind == "character" && r.split == split)
-        .collect();
-    if rows.is_empty() {
-        bail!("the manifest has no characters in split {split:?}");
-    }
-    Ok(rows)
-}
-
-/// Clouds of every character of `rows` (characters without a skeleton are skipped and named).
-fn clouds(rows: &[&AssetRow], augment: &Augment, what: &str) -> Result<(Vec<Shape>, Vec<String>, Vec<String>)> {
-    let bar = bar(
-        rows.len() as u64,
-        &format!("{{bar:30}} {{pos}}/{{len}} {what} {{msg}} [{{elapsed}}]"),
-    );
-    let mut all = Vec::new();
-    let mut ids = Vec::new();
-    let mut skipped = Vec::new();
-    for row in rows {
-        bar.set_message(row.id.clone());
-        let character = rigml_io::load(&row.path).with_context(|| format!("{}: {}", row.path.display(), row.id))?;
-        if character.skeleton.is_empty() {
-            skipped.push(format!("{} (no skeleton)", row.id));
-            bar.inc(1);
-            continue;
-        }
-        let salt = row.id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        });
-        let shapes = character_shapes(&character, augment, salt)
-            .with_context(|| format!("{}: {}", row.path.display(), row.id))?;
-        all.extend(shapes);
-        ids.push(row.id.clone());
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    Ok((all, ids, skipped))
-}
-
-/// CD-J2J of a predicted tree against a character's GT skeleton (METRICS.md §1 units).
-fn cd_j2j(tree: &Tree, gt: &JointSet, centre: glam::Vec3, scale: f32) -> Option<f64> {
-    let pred = JointSet {
-        positions: tree.positions.iter().map(|p| (*p - centre) * scale).collect(),
-        parents: tree.parents.clone(),
-    };
-    score(&pred, gt).map(|s| s.cd_j2j)
-}
-
-/// Weight of the relative joint-count error `|n_pred - n_gt| / n_gt` beside CD-J2J when the
-/// clustering settings are chosen. CD-J2J alone rewards ever more joints (every extra joint can
-/// only bring a GT joint closer to its nearest prediction), which gave rigs of 100+ joints on a
-/// 6-joint fish; at 0.02 a skeleton with twice the artist's joints must win 0.02 of CD-J2J to be
-/// preferred. A rigger's choice, not tuned on test.
-const COUNT_WEIGHT: f64 = 0.02;
-
-/// Choose the clustering settings on `rows` by mean CD-J2J plus [`COUNT_WEIGHT`] times the mean
-/// relative joint-count error, store them in `model`.
-fn choose_settings(rows: &[&AssetRow], model: &mut ModelFile) -> Result<ChosenSettings> {
-    let predictor = Predictor::new(model.clone())?;
-    let loading = bar(rows.len() as u64, "{bar:30} {pos}/{len} settings {msg} [{elapsed}]");
-    let mut cases: Vec<(Votes, JointSet, glam::Vec3, f32)> = Vec::new();
-    for row in rows {
-        loading.set_message(row.id.clone());
-        let character = rigml_io::load(&row.path).with_context(|| format!("{}: {}", row.path.display(), row.id))?;
-        let Some((centre, scale)) = normalisation(&character.mesh.positions) else {
-            loading.inc(1);
-            continue;
-        };
-        if character.skeleton.is_empty() {
-            loading.inc(1);
-            continue;
-        }
-        let gt = JointSet::from_skeleton(&character.skeleton, centre, scale);
-        let votes = predictor
-            .votes(&character.mesh.positions, &character.mesh.triangles)
-            .with_context(|| format!("{}: {}", row.path.display(), row.id))?;
-        cases.push((votes, gt, centre, scale));
-        loading.inc(1);
-    }
-    loading.finish_and_clear();
-    if cases.is_empty() {
-        bail!("no character to choose the clustering settings on");
-    }
-    // (objective, mean CD-J2J, mean relative joint-count error) of one setting.
-    let mean = |s: &Settings, modes: &[Modes]| -> (f64, f64, f64) {
-        let (cd, count) = cases
-            .iter()
-            .zip(modes)
-            .map(|((votes, gt, centre, scale), m)| {
-                let tree = Predictor::tree_from(votes, m, s);
-                let cd = cd_j2j(&tree, gt, *centre, *scale).unwrap_or(1.0);
-                let n_gt = gt.positions.len().max(1) as f64;
-                (cd, (tree.positions.len() as f64 - n_gt).abs() / n_gt)
-            })
-            .fold((0.0, 0.0), |(a, b), (c, d)| (a + c, b + d));
-        let n = cases.len() as f64;
-        let (cd, count) = (cd / n, count / n);
-        (cd + COUNT_WEIGHT * count, cd, count)
-    };
-    let modes_for = |bandwidth: f32, power: f32| -> Vec<Modes> {
-        cases
-            .iter()
-            .map(|(votes, ..)| Modes::new(&votes.votes, bandwidth, power))
-            .collect()
-    };
-    let base = Settings::default();
-    let default_score = mean(&base, &modes_for(base.bandwidth, base.power));
-    let mut best = (default_score, base);
-    const BANDWIDTHS: [f32; 6] = [0.01, 0.015, 0.02, 0.03, 0.045, 0.06];
-    const POWERS: [f32; 3] = [1.0, 2.0, 4.0];
-    let search = bar(
-        (BANDWIDTHS.len() * POWERS.len()) as u64,
-        "{bar:30} {pos}/{len} settings search [{elapsed}]",
-    );
-    for bandwidth in BANDWIDTHS {
-        for power in POWERS {
-            let modes = modes_for(bandwidth, power);
-            for merge in [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0] {
-                for min_mass in [0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064] {
-                    let s = Settings {
-                        bandwidth,
-                        merge,
-                        min_mass,
-                        power,
-                        ..base
-                    };
-                    let m = mean(&s, &modes);
-                    if m.0 < best.0 .0 {
-                        best = (m, s);
-                    }
-                }
-            }
-            search.inc(1);
+impl From<ChosenSettings> for Chosen {
+    fn from(c: ChosenSettings) -> Chosen {
+        Chosen {
+            bandwidth: c.bandwidth,
+            merge: c.merge,
+            min_mass: c.min_mass,
+            power: c.power,
+            characters: c.characters,
+            mean_cd_j2j: c.mean_cd_j2j,
+            mean_relative_count_error: c.mean_relative_count_error,
+            mean_cd_j2j_default_settings: c.mean_cd_j2j_default_settings,
         }
     }
-    search.finish_and_clear();
-    let ((_, score, count_error), s) = best;
-    for (k, v) in s.to_metadata() {
-        model.metadata.insert(k, v);
-    }
-    Ok(ChosenSettings {
-        bandwidth: s.bandwidth,
-        merge: s.merge,
-        min_mass: s.min_mass,
-        power: s.power,
-        characters: cases.len(),
-        mean_cd_j2j: score,
-        mean_relative_count_error: count_error,
-        mean_cd_j2j_default_settings: default_score.1,
-    })
 }
 
 /// Load, augment, train, choose settings, write; returns the summary.
 pub fn run(args: &Args) -> Result<String> {
-    let config = Config {
-        steps: args.steps,
-        batch: args.batch,
-        learning_rate: args.learning_rate,
-        hidden: args.hidden,
-        seed: args.seed,
-        val_every: args.val_every,
-        checkpoint_every: args.checkpoint_every,
+    let recipe = SkeletonRecipe {
+        split: args.split.clone(),
+        val: args.val.clone(),
+        choose_on_all: args.choose_on == "all",
+        config: Config {
+            steps: args.steps,
+            batch: args.batch,
+            learning_rate: args.learning_rate,
+            hidden: args.hidden,
+            seed: args.seed,
+            val_every: args.val_every,
+            checkpoint_every: args.checkpoint_every,
+        },
+        augment: Augment {
+            mirror: !args.no_mirror,
+            copies: args.copies,
+            scale: args.scale,
+            pose_angle: args.pose_degrees.to_radians(),
+            seed: args.seed,
+        },
+        command: std::env::args().collect::<Vec<_>>().join(" "),
     };
-    config.validate()?;
-    // Before any work: a build without training, or a GPU build on a machine without a usable
-    // GPU, stops here.
-    let device = rigml_learn::training_device_name()?;
-    if args.copies > MAX_COPIES {
-        bail!(
-            "--copies must be at most {MAX_COPIES} (every copy is held in memory), got {}",
-            args.copies
-        );
-    }
-    if !(0.0..0.9).contains(&args.scale) {
-        bail!("--scale must lie in [0, 0.9), got {}", args.scale);
-    }
     if !(0.0..=90.0).contains(&args.pose_degrees) {
         bail!("--pose-degrees must lie in [0, 90], got {}", args.pose_degrees);
     }
+    recipe.validate()?;
+    // Before any work: a build without training, or a GPU build on a machine without a usable
+    // GPU, stops here.
+    let device = rigml_learn::training_device_name()?;
     if args.output.exists() && !args.force {
         bail!("{}: exists (use --force to replace it)", args.output.display());
     }
@@ -339,91 +190,37 @@ pub fn run(args: &Args) -> Result<String> {
         None => None,
     };
     let dataset = Dataset::open(&args.data)?;
-    let augment = Augment {
-        mirror: !args.no_mirror,
-        copies: args.copies,
-        scale: args.scale,
-        pose_angle: args.pose_degrees.to_radians(),
-        seed: args.seed,
-    };
-    let started = Instant::now();
-    let train_rows = characters(&dataset, &args.split)?;
-    let (train_clouds, ids, mut skipped) = clouds(&train_rows, &augment, "training clouds")?;
-    let val_rows = match &args.val {
-        Some(split) => characters(&dataset, split)?,
-        None => Vec::new(),
-    };
-    let (val_clouds, _, val_skipped) = if val_rows.is_empty() {
-        (Vec::new(), Vec::new(), Vec::new())
-    } else {
-        clouds(&val_rows, &Augment::none(args.seed), "val clouds")?
-    };
-    skipped.extend(val_skipped);
-    let seconds_data = started.elapsed().as_secs_f64();
-
-    let mut metadata = HashMap::new();
-    metadata.insert(
-        "rigml.skeleton.train.command".to_string(),
-        std::env::args().collect::<Vec<_>>().join(" "),
-    );
-    metadata.insert("rigml.skeleton.train.split".into(), args.split.clone());
-    metadata.insert("rigml.skeleton.train.assets".into(), ids.join(","));
-    metadata.insert("rigml.skeleton.train.augment".into(), format!("{augment:?}"));
-    let progress = bar(args.steps as u64, "{bar:30} {pos}/{len} {msg} [{elapsed}<{eta}]");
-    let trained_at = Instant::now();
-    let mut on_event = events(
-        &progress,
+    let mut bars = Bars::new(
+        args.steps,
         checkpoint_path(&args.output),
-        |l: &Losses| format!("loss {:.4} (offset {:.4} conf {:.4})", l.total, l.offset, l.confidence),
+        |l: &Losses| format!("{:.4} (offset {:.4} conf {:.4})", l.total, l.offset, l.confidence),
         |l: &Losses| format!("{:.4} (offset {:.4})", l.total, l.offset),
     );
-    let (mut model, history) = train(
-        &train_clouds,
-        &val_clouds,
-        &config,
-        resume.as_ref(),
-        &metadata,
-        &mut on_event,
-    )?;
-    progress.finish_and_clear();
-    let seconds_training = trained_at.elapsed().as_secs_f64();
-    let settings_at = Instant::now();
-    let chosen = if val_rows.is_empty() {
-        None
-    } else {
-        let rows: Vec<&AssetRow> = val_rows
-            .iter()
-            .copied()
-            .filter(|r| args.choose_on == "all" || !is_humanoid(r))
-            .collect();
-        model.metadata.insert(
-            "rigml.skeleton.settings.chosen_on".into(),
-            format!("{} ({})", args.val.as_deref().unwrap_or(""), args.choose_on),
-        );
-        Some(choose_settings(&rows, &mut model)?)
-    };
-    let seconds_settings = settings_at.elapsed().as_secs_f64();
-    rigml_io::atomic::write(&args.output, &model.to_bytes()?, args.force)?;
-    rigml_io::atomic::write(&curves, &curves_png(&history)?, args.force)?;
+    let trained = train_skeleton(&dataset, &recipe, resume.as_ref(), &mut |p| bars.show(p))?;
+    bars.clear();
+    let history = &trained.history;
+    rigml_io::atomic::write(&args.output, &trained.model.to_bytes()?, args.force)?;
+    rigml_io::atomic::write(&curves, &curves_png(history)?, args.force)?;
     let last_val = history.val.last().map(|e| e.1);
+    let chosen = trained.chosen.map(Chosen::from);
     let summary = Summary {
         model: args.output.display().to_string(),
         curves: curves.display().to_string(),
         device: device.clone(),
-        characters: ids.len(),
-        clouds: train_clouds.len(),
-        val_clouds: val_clouds.len(),
+        characters: trained.ids.len(),
+        clouds: trained.clouds,
+        val_clouds: trained.val_clouds,
         steps: args.steps,
-        seconds_data,
-        seconds_training,
-        seconds_settings,
+        seconds_data: trained.seconds_data,
+        seconds_training: trained.seconds_training,
+        seconds_settings: trained.seconds_settings,
         final_train_loss: rigml_learn::curves::smooth_series(&totals(&history.train))
             .last()
             .map(|e| e.1 as f32),
         final_val_loss: last_val.map(|l| l.total),
         final_val_offset: last_val.map(|l| l.offset),
         settings: chosen,
-        skipped,
+        skipped: trained.skipped.clone(),
     };
     if args.json {
         return Ok(serde_json::to_string_pretty(&summary)? + "\n");

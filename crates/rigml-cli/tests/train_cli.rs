@@ -130,7 +130,11 @@ fn resuming_an_ensemble_is_refused_before_any_work() {
     assert!(stderr(&o).contains("--stretched-copies"), "{}", stderr(&o));
     let o = train(dir.path(), "-o m.safetensors --characters 3");
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--characters 3"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("characters 3: the manifest has only 2"),
+        "{}",
+        stderr(&o)
+    );
     let o = train(dir.path(), "-o m.safetensors --characters 0");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let o = train(dir.path(), "-o m.safetensors --posed-copies 100000");

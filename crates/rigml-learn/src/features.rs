@@ -32,6 +32,10 @@ pub const CANDIDATES: usize = 8;
 /// Numbers per (vertex, candidate) pair.
 pub const FEATURES: usize = 26;
 
+/// Index of the candidate's share of the vertex's raw bone-heat row among a pair's features
+/// (the base of a network with a heat prior, [`crate::model::NetConfig::prior`]).
+pub const HEAT_SHARE: usize = 24;
+
 /// Surface points per vertex patch.
 pub const PATCH_POINTS: usize = 16;
 
@@ -519,7 +523,7 @@ fn extract_inner(prep: &Prepared, parents: &[Option<usize>], with_patches: bool)
                     let top = row.iter().map(|e| e.1).fold(0.0f32, f32::max);
                     (row.iter().find(|e| e.0 == c.joint).map_or(0.0, |e| e.1), top)
                 });
-                x[24] = share;
+                x[HEAT_SHARE] = share;
                 x[25] = if top > 0.0 { share / top } else { 0.0 };
             }
         });

@@ -9,8 +9,8 @@
 //! per-chunk scratch, and chunks run in parallel. Training keeps burn (it needs autodiff); the
 //! unit tests check that both give the same probabilities within 1e-5.
 
-use crate::features::{CANDIDATES, FEATURES, PATCH_DIMS, PATCH_POINTS};
-use crate::model::{checked_tensor, patch_width, ModelFile, Weights};
+use crate::features::{CANDIDATES, FEATURES, HEAT_SHARE, PATCH_DIMS, PATCH_POINTS};
+use crate::model::{checked_tensor, patch_width, prior_logit, prior_scale, ModelFile, Weights};
 use crate::LearnError;
 use rayon::prelude::*;
 
@@ -90,6 +90,8 @@ pub struct Dense {
     out: Layer,
     /// The point encoder's two layers, if the network has one.
     patch: Option<(Layer, Layer)>,
+    /// The learnt scale of the heat prior, if the network corrects heat's row.
+    prior: Option<f32>,
 }
 
 impl Dense {
@@ -119,6 +121,7 @@ impl Dense {
         Ok(Dense {
             hidden,
             patch,
+            prior: prior_scale(weights),
             pair: Layer::load(weights, "pair", FEATURES + w, h)?,
             mix: Layer::load(weights, "mix", 2 * h, h)?,
             deep: Layer::load(weights, "deep", h, h)?,
@@ -240,8 +243,11 @@ impl Dense {
         // logits = deep wo + bo, masked; softmax per vertex.
         self.out.apply(deep, rows, h, 0, probs);
         let bias = self.out.bias.first().copied().unwrap_or(0.0);
-        for (p, &m) in probs.iter_mut().zip(mask) {
-            *p = (*p + bias) * m + (1.0 - m) * PAD_LOGIT;
+        for (r, (p, &m)) in probs.iter_mut().zip(mask).enumerate() {
+            let base = self
+                .prior
+                .map_or(0.0, |s| s * prior_logit(x[r * FEATURES + HEAT_SHARE]));
+            *p = (*p + bias + base) * m + (1.0 - m) * PAD_LOGIT;
         }
         for row in probs.chunks_exact_mut(CANDIDATES) {
             let top = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
@@ -326,18 +332,27 @@ mod tests {
     use std::collections::HashMap;
 
     /// The hand-written pass and the burn network agree within 1e-5 on random inputs, with
-    /// and without a point encoder.
+    /// and without a point encoder and a heat prior (whose scale is set to 0.7, so that a pass
+    /// that ignored the learnt value would differ).
     fn check_against_burn(config: NetConfig) {
         let device = crate::device();
         device.seed(3);
-        let net = Net::new(config, &device);
-        let model = ModelFile::from_net(&net, HashMap::new());
+        let mut model = ModelFile::from_net(&Net::new(config, &device), HashMap::new());
+        if let Some((_, scale)) = model.weights.get_mut(crate::model::PRIOR_SCALE) {
+            scale[0] = 0.7;
+        }
+        let net = Net::from_weights(&model.weights, &device).unwrap();
+        assert_eq!(net.prior.is_some(), config.prior);
         let dense = Dense::new(&model).unwrap();
         // 600 vertices (more than two chunks), some with padded slots.
         let n = 600;
         let mut rng = ChaCha8Rng::seed_from_u64(5);
+        // Heat shares lie in [0, 1]; a few negative ones check the clamp.
         let x: Vec<f32> = (0..n * CANDIDATES * FEATURES)
-            .map(|_| 2.0 * rng.random::<f32>() - 1.0)
+            .map(|i| match i % FEATURES {
+                HEAT_SHARE => 1.05 * rng.random::<f32>() - 0.05,
+                _ => 2.0 * rng.random::<f32>() - 1.0,
+            })
             .collect();
         let patch: Vec<f32> = (0..n * PATCH_POINTS * PATCH_DIMS)
             .map(|_| 2.0 * rng.random::<f32>() - 1.0)
@@ -371,12 +386,28 @@ mod tests {
 
     #[test]
     fn matches_the_burn_network_within_1e_5() {
-        check_against_burn(NetConfig { hidden: 24, patch: 0 });
+        check_against_burn(NetConfig {
+            hidden: 24,
+            ..NetConfig::default()
+        });
+    }
+
+    #[test]
+    fn matches_the_burn_network_with_a_heat_prior_within_1e_5() {
+        check_against_burn(NetConfig {
+            hidden: 24,
+            patch: 12,
+            prior: true,
+        });
     }
 
     #[test]
     fn matches_the_burn_network_with_a_point_encoder_within_1e_5() {
-        check_against_burn(NetConfig { hidden: 24, patch: 12 });
+        check_against_burn(NetConfig {
+            hidden: 24,
+            patch: 12,
+            prior: false,
+        });
     }
 
     #[test]
@@ -390,6 +421,7 @@ mod tests {
                         NetConfig {
                             hidden: 8 + 4 * seed as usize,
                             patch: 0,
+                            prior: seed == 1,
                         },
                         &device,
                     ),
@@ -399,8 +431,12 @@ mod tests {
             .collect();
         let n = 300;
         let mut rng = ChaCha8Rng::seed_from_u64(9);
+        // Heat shares lie in [0, 1]; a few negative ones check the clamp.
         let x: Vec<f32> = (0..n * CANDIDATES * FEATURES)
-            .map(|_| 2.0 * rng.random::<f32>() - 1.0)
+            .map(|i| match i % FEATURES {
+                HEAT_SHARE => 1.05 * rng.random::<f32>() - 0.05,
+                _ => 2.0 * rng.random::<f32>() - 1.0,
+            })
             .collect();
         let mask = vec![1.0f32; n * CANDIDATES];
         let patch = vec![0.0f32; n * PATCH_POINTS * PATCH_DIMS];
@@ -430,7 +466,13 @@ mod tests {
     #[test]
     fn broken_models_and_ragged_inputs_are_refused() {
         let device = crate::device();
-        let net = Net::new(NetConfig { hidden: 4, patch: 0 }, &device);
+        let net = Net::new(
+            NetConfig {
+                hidden: 4,
+                ..NetConfig::default()
+            },
+            &device,
+        );
         let mut model = ModelFile::from_net(&net, HashMap::new());
         let dense = Dense::new(&model).unwrap();
         let patch = [0.0; PATCH_POINTS * PATCH_DIMS];
@@ -442,7 +484,14 @@ mod tests {
         assert!(!dense.reads_patches());
         assert!(dense.probabilities(&x, &[1.0; CANDIDATES], &[]).is_ok());
         let encoder = Dense::new(&ModelFile::from_net(
-            &Net::new(NetConfig { hidden: 4, patch: 4 }, &device),
+            &Net::new(
+                NetConfig {
+                    hidden: 4,
+                    patch: 4,
+                    prior: false,
+                },
+                &device,
+            ),
             HashMap::new(),
         ))
         .unwrap();

@@ -493,7 +493,9 @@ impl SkinSolver for Learned {
     }
 
     fn solve(&self, mesh: &Mesh, skeleton: &Skeleton, options: &SolveOptions) -> Result<Skin, SkinError> {
+        options.check_cancel()?;
         let scored = self.score_with_tails(mesh, skeleton, options.tails.as_deref())?;
+        options.check_cancel()?;
         self.finish(&scored, options)
     }
 }
@@ -518,7 +520,13 @@ mod tests {
         let single = |seed: u64| {
             device.seed(seed);
             ModelFile::from_net(
-                &crate::Net::new(crate::model::NetConfig { hidden: 8, patch: 0 }, &device),
+                &crate::Net::new(
+                    crate::model::NetConfig {
+                        hidden: 8,
+                        ..Default::default()
+                    },
+                    &device,
+                ),
                 Default::default(),
             )
         };

@@ -19,12 +19,41 @@ pub struct NetConfig {
     pub hidden: usize,
     /// Width of the point encoder's shape code (0: no point encoder, the pair MLP alone).
     pub patch: usize,
+    /// Whether the network corrects the bone-heat solution instead of scoring from scratch: its
+    /// logits are added to `s · ln(heat share + PRIOR_FLOOR)` (`s` learnt, from 1), so that a
+    /// network that has nothing to say for a vertex gives heat's row ([`prior_logit`]).
+    pub prior: bool,
 }
 
 impl Default for NetConfig {
     fn default() -> Self {
-        NetConfig { hidden: 64, patch: 0 }
+        NetConfig {
+            hidden: 64,
+            patch: 0,
+            prior: false,
+        }
     }
+}
+
+/// Name of the learnt scale of the heat prior in a network's weights (shape `[1]`; absent: the
+/// network has no prior term).
+pub const PRIOR_SCALE: &str = "prior.scale";
+
+/// Added to a heat share before its logarithm, so that a candidate heat gives nothing to keeps
+/// a finite logit (`ln 1e-3 ≈ -6.9`: the network can still raise it).
+pub const PRIOR_FLOOR: f32 = 1e-3;
+
+/// The base logit of a candidate whose heat share is `share` (a residual network's logit adds to
+/// `scale ·` this).
+pub fn prior_logit(share: f32) -> f32 {
+    (share.max(0.0) + PRIOR_FLOOR).ln()
+}
+
+/// The learnt scale of the heat prior in named weights, if they hold one.
+pub fn prior_scale(weights: &Weights) -> Option<f32> {
+    weights
+        .get(PRIOR_SCALE)
+        .and_then(|(shape, values)| (shape.as_slice() == [1]).then(|| values.first().copied())?)
 }
 
 /// Width of the point encoder's code in named weights (0 when they hold no encoder): the
@@ -224,7 +253,16 @@ mod tests {
     fn single(hidden: usize, seed: u64) -> ModelFile {
         let device = crate::device();
         device.seed(seed);
-        ModelFile::from_net(&Net::new(NetConfig { hidden, patch: 0 }, &device), HashMap::new())
+        ModelFile::from_net(
+            &Net::new(
+                NetConfig {
+                    hidden,
+                    ..NetConfig::default()
+                },
+                &device,
+            ),
+            HashMap::new(),
+        )
     }
 
     #[test]

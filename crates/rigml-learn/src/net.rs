@@ -2,8 +2,8 @@
 //! [`crate::model`], its forward pass on tensors with autodiff, and its conversion to and from
 //! the named weights of a [`ModelFile`]. Inference does not use it ([`crate::forward`]).
 
-use crate::features::{CANDIDATES, FEATURES, FEATURE_VERSION, PATCH_DIMS};
-use crate::model::{checked_tensor, patch_width, ModelFile, NetConfig, Weights};
+use crate::features::{CANDIDATES, FEATURES, FEATURE_VERSION, HEAT_SHARE, PATCH_DIMS};
+use crate::model::{checked_tensor, patch_width, prior_scale, ModelFile, NetConfig, Weights, PRIOR_FLOOR, PRIOR_SCALE};
 use crate::LearnError;
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
@@ -41,6 +41,8 @@ pub struct Net {
     pub deep: Linear,
     pub out: Linear,
     pub patch: Option<PatchEncoder>,
+    /// The learnt scale of the heat prior (`[1]`), for a network that corrects heat's row.
+    pub prior: Option<Param<Tensor<1>>>,
 }
 
 impl Net {
@@ -58,6 +60,9 @@ impl Net {
             deep: LinearConfig::new(h, h).init(device),
             out: LinearConfig::new(h, 1).init(device),
             patch,
+            prior: config
+                .prior
+                .then(|| Param::from_tensor(Tensor::from_data(TensorData::new(vec![1.0f32], [1]), device))),
         }
     }
 
@@ -76,6 +81,13 @@ impl Net {
     pub fn forward(&self, x: Tensor<3>, mask: Tensor<2>, patch: Tensor<3>) -> Tensor<2> {
         let [b, k, _] = x.dims();
         let h = self.hidden();
+        let base = self.prior.as_ref().map(|scale| {
+            let share = x
+                .clone()
+                .slice([0..b, 0..k, HEAT_SHARE..HEAT_SHARE + 1])
+                .reshape([b, k]);
+            (share.clamp_min(0.0) + PRIOR_FLOOR).log() * scale.val().reshape([1, 1]).expand([b, k])
+        });
         let x = match &self.patch {
             Some(encoder) => {
                 let code = encoder.forward(patch);
@@ -90,7 +102,10 @@ impl Net {
         let pooled = local.clone().max_dim(1).expand([b, k, h]);
         let mixed = relu(self.mix.forward(Tensor::cat(vec![local, pooled], 2)));
         let deep = relu(self.deep.forward(mixed.clone())) + mixed;
-        let logits = self.out.forward(deep).reshape([b, k]);
+        let mut logits = self.out.forward(deep).reshape([b, k]);
+        if let Some(base) = base {
+            logits = logits + base;
+        }
         logits * mask.clone() + (mask.neg() + 1.0) * PAD_LOGIT
     }
 
@@ -122,6 +137,9 @@ impl Net {
                 let b = bias.val();
                 out.push((format!("{name}.bias"), b.dims().to_vec(), tensor_values(b.into_data())));
             }
+        }
+        if let Some(scale) = &self.prior {
+            out.push((PRIOR_SCALE.into(), vec![1], tensor_values(scale.val().into_data())));
         }
         out
     }
@@ -159,6 +177,8 @@ impl Net {
             deep: layer("deep", h, h)?,
             out: layer("out", h, 1)?,
             patch,
+            prior: prior_scale(weights)
+                .map(|s| Param::from_tensor(Tensor::from_data(TensorData::new(vec![s], [1]), device))),
         })
     }
 }

@@ -26,6 +26,12 @@ pub struct TrainConfig {
     pub hidden: usize,
     /// Width of the point encoder's shape code (0: none).
     pub patch: usize,
+    /// Whether the network corrects the bone-heat solution ([`crate::NetConfig::prior`]).
+    pub prior: bool,
+    /// Group of every asset (indexed like [`crate::Samples::asset`], e.g. its family): when not
+    /// empty, each batch sample draws a group uniformly and then one of its samples, so that
+    /// every group weighs the same however many characters it has. Empty: samples uniformly.
+    pub groups: Vec<u32>,
     /// Seed of the initial parameters and of the batches.
     pub seed: u64,
     /// Validate every this many steps (0 = only at the end).
@@ -86,6 +92,8 @@ impl Default for TrainConfig {
             deform_weight: 10.0,
             hidden: 64,
             patch: 0,
+            prior: false,
+            groups: Vec::new(),
             seed: 1,
             val_every: 250,
             checkpoint_every: 500,

@@ -192,12 +192,38 @@ fn save(py: Python<'_>, character: &PyCharacter, path: PathBuf, force: bool) -> 
     })
 }
 
+/// A flag that stops a solve in progress when another thread calls `cancel()` (the solve
+/// releases the GIL, so a UI or a watchdog thread can).
+#[pyclass(module = "rigml._rigml", name = "Cancel")]
+#[derive(Default)]
+struct Cancel(rigml::Cancel);
+
+#[pymethods]
+impl Cancel {
+    #[new]
+    fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Ask every solve given this flag to stop (it ends with ValueError "cancelled").
+    fn cancel(&self) {
+        self.0.cancel();
+    }
+
+    /// Whether `cancel()` was called.
+    #[getter]
+    fn cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
+}
+
 /// Skin weights for a mesh bound to a skeleton (see the Python docstring).
 #[pyfunction]
 #[pyo3(signature = (
     vertices, triangles, joint_names, parents, joint_positions, *,
     method = "learned", max_influences = 4, deform = None, tails = None, locked = None,
-    existing = None, locked_vertices = None, model = None, resolution = None, progress = None
+    existing = None, locked_vertices = None, model = None, resolution = None, progress = None,
+    cancel = None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn skin_weights(
@@ -220,6 +246,7 @@ fn skin_weights(
     model: Option<PathBuf>,
     resolution: Option<usize>,
     progress: Option<Py<PyAny>>,
+    cancel: Option<PyRef<'_, Cancel>>,
 ) -> PyResult<SkinResult> {
     guarded(|| {
         let positions = vec3s_from(&vertices.as_array(), "vertices")?;
@@ -242,6 +269,7 @@ fn skin_weights(
             existing,
             locked_joints: joints.reorder(locked, "locked")?,
             locked_vertices,
+            cancel: cancel.as_ref().map(|c| c.0.clone()),
         };
         let skeleton = &joints.skeleton;
         let settings = rigml::MethodSettings {
@@ -446,6 +474,7 @@ fn names(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn _rigml(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCharacter>()?;
     m.add_class::<SkinResult>()?;
+    m.add_class::<Cancel>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(save, m)?)?;
     m.add_function(wrap_pyfunction!(skin_weights, m)?)?;

@@ -153,3 +153,15 @@ def test_a_task_on_a_lost_node_is_retried_elsewhere(tmp_path):
     assert [r["id"] for r in rows] == ids
     assert all(r["ok"] for r in rows), [r["error"] for r in rows]
     assert len({r["worker"] for r in rows}) >= 2
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [["--max-influences", "0"], ["--retries", "-1"], ["--checkpoint", "0"], ["--checkpoint", "nan"], ["--num-cpus", "0"]],
+)
+def test_impossible_settings_are_refused_before_any_work(tmp_path, flag, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        batch.main([str(tmp_path / "none.glb"), "-o", str(tmp_path / "out"), "--no-ray", *flag])
+    assert stopped.value.code == 2
+    assert flag[0] in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -125,6 +125,24 @@ def test_progress_is_called_and_can_cancel():
         rigml.skin_weights(c.vertices, c.triangles, c, method="nearest", progress=boom)
 
 
+def test_a_cancel_flag_stops_the_solver_itself():
+    _, path = val_character()
+    c = rigml.load(path)
+    for method in ["heat", "voxel"]:
+        flag = rigml.Cancel()
+        assert not flag.cancelled
+
+        # The stage hook lets the solve start; only the flag, set as it starts, can stop it.
+        def start(stage, fraction, flag=flag):
+            if stage == "solve":
+                flag.cancel()
+            return True
+
+        with pytest.raises(ValueError, match="cancelled"):
+            rigml.skin_weights(c.vertices, c.triangles, c, method=method, progress=start, cancel=flag)
+        assert flag.cancelled
+
+
 def test_bad_input_raises_value_error_with_rigml_message(tmp_path):
     _, path = val_character()
     c = rigml.load(path)

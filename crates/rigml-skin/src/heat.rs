@@ -61,7 +61,8 @@ impl SkinSolver for Heat {
 
     fn solve(&self, mesh: &Mesh, skeleton: &Skeleton, options: &SolveOptions) -> Result<Skin, SkinError> {
         let prep = Prepared::for_solve(mesh, skeleton, options)?;
-        let rows = solve_rows(&prep, self.visibility)?;
+        options.check_cancel()?;
+        let rows = solve_rows_until(&prep, self.visibility, options.cancel.as_ref())?;
         finish(&prep, rows, options)
     }
 }
@@ -69,11 +70,22 @@ impl SkinSolver for Heat {
 /// Raw (unnormalised, unpruned) heat rows for every welded vertex of `prep`: the solver before
 /// post-processing, for callers that use bone heat as an input (the learned model's features).
 pub fn raw_rows(prep: &Prepared, visibility: bool) -> Result<Vec<Row>, SkinError> {
-    solve_rows(prep, visibility)
+    solve_rows_until(prep, visibility, None)
+}
+
+/// [`raw_rows`] that stops with [`SkinError::Cancelled`] once `cancel` is set (checked after
+/// the factorisation and before each block of bones is solved).
+pub fn raw_rows_until(
+    prep: &Prepared,
+    visibility: bool,
+    cancel: Option<&crate::Cancel>,
+) -> Result<Vec<Row>, SkinError> {
+    solve_rows_until(prep, visibility, cancel)
 }
 
 /// Raw heat rows for every welded vertex.
-fn solve_rows(prep: &Prepared, visibility: bool) -> Result<Vec<Row>, SkinError> {
+fn solve_rows_until(prep: &Prepared, visibility: bool, cancel: Option<&crate::Cancel>) -> Result<Vec<Row>, SkinError> {
+    let stopped = || cancel.is_some_and(crate::Cancel::is_cancelled);
     let positions = &prep.welded.positions;
     let n = positions.len();
     let laplacian = CotLaplacian::new(positions, &prep.welded.triangles);
@@ -137,7 +149,13 @@ fn solve_rows(prep: &Prepared, visibility: bool) -> Result<Vec<Row>, SkinError> 
         .step_by(chunk)
         .map(|start| (start, Mat::<f64>::zeros(n, chunk.min(used.len() - start))))
         .collect();
+    if stopped() {
+        return Err(SkinError::Cancelled);
+    }
     blocks.par_iter_mut().for_each(|(start, block)| {
+        if stopped() {
+            return;
+        }
         for (v, s) in sources.iter().enumerate() {
             let share = area[v] * s.heat / s.joints.len().max(1) as f64;
             for &j in &s.joints {
@@ -149,6 +167,9 @@ fn solve_rows(prep: &Prepared, visibility: bool) -> Result<Vec<Row>, SkinError> 
         }
         llt.solve_in_place(block.as_mut());
     });
+    if stopped() {
+        return Err(SkinError::Cancelled);
+    }
     let rows = (0..n)
         .into_par_iter()
         .map(|v| {

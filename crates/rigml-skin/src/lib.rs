@@ -32,6 +32,33 @@ pub enum SkinError {
     Invalid(#[from] CoreError),
     #[error("{solver}: {problem}")]
     Failed { solver: &'static str, problem: String },
+    /// The solve was stopped through [`SolveOptions::cancel`].
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// A flag that stops a solve in progress: any thread may set it ([`Cancel::cancel`]); the
+/// solvers look at it between their phases (heat: before each block of bones is solved; voxel:
+/// after each of its passes over the grid; learned: between features, heat and the networks)
+/// and stop with [`SkinError::Cancelled`]. Clones share the flag.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Cancel {
+    /// A flag not set yet.
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Ask every solve holding this flag (or a clone of it) to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether [`Cancel::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 /// Settings every solver honours.
@@ -52,6 +79,18 @@ pub struct SolveOptions {
     /// disconnected child does not drag its parent's bone toward it. `None`: derived from the
     /// joints.
     pub tails: Option<Vec<glam::Vec3>>,
+    /// A flag that stops the solve when set from another thread (`None`: runs to its end).
+    pub cancel: Option<Cancel>,
+}
+
+impl SolveOptions {
+    /// [`SkinError::Cancelled`] if the solve's [`Cancel`] flag is set.
+    pub fn check_cancel(&self) -> Result<(), SkinError> {
+        match &self.cancel {
+            Some(flag) if flag.is_cancelled() => Err(SkinError::Cancelled),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Default for SolveOptions {
@@ -62,6 +101,7 @@ impl Default for SolveOptions {
             smooth_strength: 0.5,
             min_weight: 0.01,
             tails: None,
+            cancel: None,
         }
     }
 }

@@ -6,7 +6,8 @@
 //!   with what DCC rigs need: a deform mask, explicit bone tails, locked weights ("selected
 //!   bones only"), an influence cap, and a progress/cancel hook;
 //! - [`placer`] by template name and [`rig`] for a bare mesh;
-//! - [`eval_method`] / [`evaluate_file`] to score weights and skeletons as `rigml eval` does.
+//! - [`eval_method`] / [`evaluate_file`] to score weights and skeletons as `rigml eval` does;
+//! - [`train::train_skin`]: the skin model's training recipe, as `rigml train` runs it.
 //!
 //! # Quick start: load, skin, save
 //!
@@ -32,6 +33,7 @@ pub mod evaluate;
 pub mod methods;
 pub mod skinning;
 pub mod templates;
+pub mod train;
 
 pub use error::{Error, Result};
 pub use evaluate::{eval_method, evaluate_file, metrics, EvalSettings};
@@ -42,7 +44,7 @@ pub use templates::{placer, Controls, TEMPLATES};
 pub use rigml_core::{glam, Character, Mesh, Skeleton, Skin};
 pub use rigml_io::{Format, SaveOptions};
 pub use rigml_rig::{Rigged, SkeletonPlacer};
-pub use rigml_skin::SkinSolver;
+pub use rigml_skin::{Cancel, SkinSolver};
 
 use std::path::Path;
 

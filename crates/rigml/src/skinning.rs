@@ -33,6 +33,9 @@ pub struct SkinRequest {
     pub locked_joints: Option<Vec<bool>>,
     /// Per vertex: its whole row stays as it is in `existing`.
     pub locked_vertices: Option<Vec<bool>>,
+    /// A flag another thread may set to stop the solver mid-way ([`rigml_skin::Cancel`]); the
+    /// call then ends with [`Error::Cancelled`].
+    pub cancel: Option<rigml_skin::Cancel>,
 }
 
 impl Default for SkinRequest {
@@ -44,6 +47,7 @@ impl Default for SkinRequest {
             existing: None,
             locked_joints: None,
             locked_vertices: None,
+            cancel: None,
         }
     }
 }
@@ -91,7 +95,8 @@ pub struct Skinned {
 
 /// Skin `mesh` to `skeleton` with `solver` under the constraints of `request`. `progress` is
 /// called as each [`Stage`] starts; returning `false` cancels the call ([`Error::Cancelled`]).
-/// Cancelling takes effect between stages: a solver that has started runs to its end.
+/// Cancelling through `progress` takes effect between stages; `request.cancel`, set from another
+/// thread, also stops a solver mid-way (between its phases).
 ///
 /// ```
 /// use rigml::{skin_weights, SkinRequest};
@@ -161,10 +166,14 @@ pub fn skin_weights(
         let options = SolveOptions {
             max_influences: request.max_influences,
             tails: request.tails.as_ref().map(|t| map.iter().map(|&j| t[j]).collect()),
+            cancel: request.cancel.clone(),
             ..SolveOptions::default()
         };
         step(Stage::Solve)?;
-        let skin = solver.solve(mesh, &sub, &options)?;
+        let skin = solver.solve(mesh, &sub, &options).map_err(|e| match e {
+            rigml_skin::SkinError::Cancelled => Error::Cancelled,
+            e => e.into(),
+        })?;
         Some(skin.remap_joints(&map))
     };
     step(Stage::Combine)?;
@@ -475,6 +484,37 @@ mod tests {
         assert_eq!(seen, vec![Stage::Prepare, Stage::Solve, Stage::Combine, Stage::Done]);
         let err = plain_progress(&mesh, &skeleton, &mut |s| s != Stage::Solve).unwrap_err();
         assert!(matches!(err, Error::Cancelled));
+    }
+
+    #[test]
+    fn a_flag_set_once_the_solve_started_stops_the_solver_itself() {
+        let (mesh, skeleton) = tube_chain(3, 6, 8, 0.2, 1.0);
+        for method in ["heat", "voxel", "learned"] {
+            let solver = crate::solver(method, &Default::default()).unwrap();
+            let flag = rigml_skin::Cancel::new();
+            let request = SkinRequest {
+                cancel: Some(flag.clone()),
+                ..SkinRequest::default()
+            };
+            // The stage hook lets every stage start; only the flag, set as the solver begins,
+            // can stop it, so the solver must look at the flag itself.
+            let mut stages = Vec::new();
+            let err = skin_weights(&mesh, &skeleton, solver.as_ref(), &request, &mut |stage| {
+                if stage == Stage::Solve {
+                    flag.cancel();
+                }
+                stages.push(stage);
+                true
+            })
+            .unwrap_err();
+            assert!(matches!(err, Error::Cancelled), "{method}: {err}");
+            assert_eq!(stages, vec![Stage::Prepare, Stage::Solve], "{method}");
+            // Without the flag the same solve finishes.
+            let done = skin_weights(&mesh, &skeleton, solver.as_ref(), &SkinRequest::default(), &mut |_| {
+                true
+            });
+            assert!(done.is_ok(), "{method}");
+        }
     }
 
     fn plain_progress(mesh: &Mesh, skeleton: &Skeleton, progress: &mut dyn FnMut(Stage) -> bool) -> Result<Skinned> {

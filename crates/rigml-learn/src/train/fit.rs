@@ -93,6 +93,46 @@ pub fn evaluate(net: &Net, samples: &Samples, deform_weight: f32, limit: usize) 
     }
 }
 
+/// How batch samples are drawn: uniformly over all samples, or a group uniformly and then one
+/// of its samples ([`TrainConfig::groups`]).
+enum Draw {
+    Uniform(usize),
+    Grouped(Vec<Vec<usize>>),
+}
+
+impl Draw {
+    fn new(train: &Samples, groups: &[u32]) -> Result<Draw, LearnError> {
+        if groups.is_empty() {
+            return Ok(Draw::Uniform(train.len()));
+        }
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        for (i, &asset) in train.asset.iter().enumerate() {
+            let group = *groups.get(asset as usize).ok_or_else(|| {
+                LearnError::Train(format!(
+                    "sample {i} comes from asset {asset}, but groups are given for {} assets",
+                    groups.len()
+                ))
+            })? as usize;
+            if members.len() <= group {
+                members.resize(group + 1, Vec::new());
+            }
+            members[group].push(i);
+        }
+        members.retain(|m| !m.is_empty());
+        Ok(Draw::Grouped(members))
+    }
+
+    fn sample(&self, rng: &mut ChaCha8Rng) -> usize {
+        match self {
+            Draw::Uniform(n) => rng.random_range(0..*n),
+            Draw::Grouped(groups) => {
+                let group = &groups[rng.random_range(0..groups.len())];
+                group[rng.random_range(0..group.len())]
+            }
+        }
+    }
+}
+
 /// Train a network on `train` (validating on `val`). `resume` continues from a saved model
 /// (its weights and step count; the optimiser moments restart from zero). `metadata` is
 /// stored in every model emitted. `on_event` may stop the run by returning an error.
@@ -127,6 +167,7 @@ pub fn train(
                 NetConfig {
                     hidden: config.hidden,
                     patch: config.patch,
+                    prior: config.prior,
                 },
                 &device,
             ),
@@ -135,9 +176,10 @@ pub fn train(
     };
     let mut optimizer = AdamConfig::new().init();
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5eed_ba7c);
+    let draw = Draw::new(train, &config.groups)?;
     // A resumed run replays the batch stream so that it sees what an uninterrupted run would.
     for _ in 0..first_step * config.batch {
-        let _: usize = rng.random_range(0..train.len());
+        draw.sample(&mut rng);
     }
     let model_at = |net: &Net, step: usize| {
         let mut meta = metadata.clone();
@@ -149,7 +191,7 @@ pub fn train(
     for step in first_step..config.steps {
         let progress = step as f64 / config.steps.max(1) as f64;
         let lr = config.learning_rate * (0.05 + 0.95 * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()));
-        let index: Vec<usize> = (0..config.batch).map(|_| rng.random_range(0..train.len())).collect();
+        let index: Vec<usize> = (0..config.batch).map(|_| draw.sample(&mut rng)).collect();
         let (total, kl, deform) = losses(&net, batch(train, &index, &device), config.deform_weight);
         let grads = GradientsParams::from_grads(total.backward(), &net);
         net = optimizer.step(lr, net, grads);
@@ -226,6 +268,33 @@ mod tests {
         assert!(!ragged.is_whole());
         assert!(matches!(run(&ragged, None), Err(LearnError::Train(_))));
         assert!(matches!(run(&whole, Some(&ragged)), Err(LearnError::Train(_))));
+    }
+
+    #[test]
+    fn grouped_draws_weigh_every_group_the_same() {
+        // Assets 0 and 1 form group 0 (90 samples), asset 2 group 1 (10 samples).
+        let samples = Samples {
+            asset: (0..100)
+                .map(|i| {
+                    if i < 45 {
+                        0
+                    } else if i < 90 {
+                        1
+                    } else {
+                        2
+                    }
+                })
+                .collect(),
+            ..Samples::default()
+        };
+        let draw = Draw::new(&samples, &[0, 0, 1]).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let small = (0..10_000).filter(|_| draw.sample(&mut rng) >= 90).count();
+        assert!((4_700..5_300).contains(&small), "{small} of 10000 from the small group");
+        assert!(matches!(Draw::new(&samples, &[0, 0]), Err(LearnError::Train(_))));
+        let uniform = Draw::new(&samples, &[]).unwrap();
+        let small = (0..10_000).filter(|_| uniform.sample(&mut rng) >= 90).count();
+        assert!((800..1_200).contains(&small), "{small} of 10000 uniformly");
     }
 
     #[test]

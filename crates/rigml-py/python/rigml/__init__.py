@@ -26,9 +26,10 @@ from typing import Callable, Optional, Sequence, Union
 import numpy as np
 
 from . import _rigml
-from ._rigml import Character, SkinResult
+from ._rigml import Cancel, Character, SkinResult
 
 __all__ = [
+    "Cancel",
     "Character",
     "Skeleton",
     "SkinResult",
@@ -139,6 +140,7 @@ def skin_weights(
     progress: Optional[Callable[[str, float], Optional[bool]]] = None,
     model: Optional[str] = None,
     resolution: Optional[int] = None,
+    cancel: Optional[Cancel] = None,
 ) -> SkinResult:
     """Skin weights for a mesh bound to a skeleton, as ``rigml skin`` computes them.
 
@@ -151,7 +153,9 @@ def skin_weights(
     weights as ``(joints, weights)`` (N, K) arrays, joint -1 in unused slots.
     ``locked_vertices``: per vertex, keep its whole row from ``existing``. ``progress(stage,
     fraction)`` is called as each stage starts; return ``False`` to cancel (``ValueError``
-    "cancelled"). ``model``: a model file from ``rigml train`` for ``learned``.
+    "cancelled"). ``cancel``: a :class:`Cancel` flag that another thread may set while the
+    solver runs (the GIL is released); the solver stops at its next phase with the same
+    ``ValueError``. ``model``: a model file from ``rigml train`` for ``learned``.
     ``resolution``: the voxel grid of ``voxel``.
 
     Returns a :class:`SkinResult`: ``joints`` and ``weights`` (N, K) with rows summing to 1,
@@ -178,6 +182,7 @@ def skin_weights(
         model=model,
         resolution=resolution,
         progress=progress,
+        cancel=cancel,
     )
 
 

@@ -28,6 +28,14 @@ class Character:
     @property
     def clip_names(self) -> list[str]: ...
 
+class Cancel:
+    """A flag that stops a solve in progress when another thread calls cancel()."""
+
+    def __init__(self) -> None: ...
+    def cancel(self) -> None: ...
+    @property
+    def cancelled(self) -> bool: ...
+
 class SkinResult:
     """Weights from skin_weights: (N, K) joints (-1 unused) and weights, and what happened."""
 
@@ -58,6 +66,7 @@ def skin_weights(
     model: Optional[Union[str, os.PathLike[str]]] = None,
     resolution: Optional[int] = None,
     progress: Optional[Callable[[str, float], Optional[bool]]] = None,
+    cancel: Optional[Cancel] = None,
 ) -> SkinResult: ...
 def rig(
     vertices: npt.ArrayLike,

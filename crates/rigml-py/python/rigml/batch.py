@@ -121,9 +121,8 @@ def collect(inputs: Iterable[str], split: Optional[str] = None) -> list[Asset]:
 
 def process(asset: Asset, settings: Settings) -> dict:
     """Skin one asset and score it; never raises (a failure is a row with ``ok`` false)."""
-    row: dict = {c: None for c in COLUMNS}
-    row.update({m: None for m in METRICS})
-    row.update(id=asset.id, path=asset.path, method=settings.method, ok=False, worker=f"{os.uname().nodename}:{os.getpid()}")
+    row = empty_row(asset, settings)
+    row["worker"] = f"{os.uname().nodename}:{os.getpid()}"
     started = time.perf_counter()
     try:
         t = time.perf_counter()
@@ -295,11 +294,18 @@ def run(
     return rows
 
 
+def empty_row(asset: Asset, settings: Settings) -> dict:
+    """A row with every column present, not done yet (``ok`` false, nothing measured)."""
+    row: dict = {c: None for c in COLUMNS}
+    row.update({m: None for m in METRICS})
+    row.update(id=asset.id, path=asset.path, method=settings.method, ok=False)
+    return row
+
+
 def process_failed(asset: Asset, settings: Settings, error: str) -> dict:
     """The row of an asset whose task could not finish (lost workers beyond the retries)."""
-    row = {c: None for c in COLUMNS}
-    row.update({m: None for m in METRICS})
-    row.update(id=asset.id, path=asset.path, method=settings.method, ok=False, error=error)
+    row = empty_row(asset, settings)
+    row["error"] = error
     return row
 
 
@@ -329,6 +335,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_intermixed_args(argv)
     if args.method not in rigml.METHODS and "+" not in args.method:
         parser.error(f"--method {args.method!r}: choose one of {', '.join(rigml.METHODS)}")
+    if args.max_influences < 1:
+        parser.error(f"--max-influences must be at least 1, got {args.max_influences}")
+    if args.retries < 0:
+        parser.error(f"--retries must be 0 or more, got {args.retries}")
+    if not args.checkpoint > 0:
+        parser.error(f"--checkpoint must be a positive number of seconds, got {args.checkpoint}")
+    if args.num_cpus is not None and args.num_cpus < 1:
+        parser.error(f"--num-cpus must be at least 1, got {args.num_cpus}")
     assets = collect(args.inputs, args.split)
     if not assets:
         parser.error("no input files found")

@@ -105,13 +105,16 @@ impl SkinSolver for Voxel {
             });
         }
         let k = options.max_influences.max(1).min(prep.bones.joint_count.max(1));
+        options.check_cancel()?;
         let solid = Solid::new(&grid);
         let joints = joint_seeds(&grid, &solid, &prep);
         // First every voxel's distance to its nearest bone, then per joint the voxels within
         // reach of it (a bounded search per joint, in parallel).
         let all: Vec<(u32, u32)> = joints.iter().flat_map(|j| j.1.iter().copied()).collect();
+        options.check_cancel()?;
         let nearest = nearest_distances(&solid, &all);
         drop(all);
+        options.check_cancel()?;
         let factor = reach_factor(f64::from(self.falloff).max(1.0));
         let reach: Vec<u32> = nearest
             .par_iter()
@@ -131,6 +134,7 @@ impl SkinSolver for Voxel {
         }
         let top = bone_labels(&solid, &joints, &reach, &query_of, queries as usize, k);
         drop(reach);
+        options.check_cancel()?;
         let falloff = f64::from(self.falloff).max(1.0);
         let alpha = f64::from(self.smoothness.clamp(0.0, 1.0));
         let floor = f64::from(grid.size) * 0.5;
