@@ -126,6 +126,7 @@ pub fn skeleton_from_arrays(names: Vec<String>, parents: &[i64], heads: &[Vec3])
 /// Raw weight rows from padded `(n, k)` joint and weight arrays (joint -1 or weight 0: an unused
 /// slot), not normalised. `joint_map` turns the caller's joint indices into rigml's.
 pub fn rows_from_padded(
+    what: &str,
     joints: &ArrayView2<'_, i64>,
     weights: &ArrayView2<'_, f32>,
     vertices: usize,
@@ -133,7 +134,7 @@ pub fn rows_from_padded(
 ) -> PyResult<Vec<Vec<(u32, f32)>>> {
     if joints.shape() != weights.shape() || joints.nrows() != vertices {
         return Err(bad(format!(
-            "existing: joints {:?} and weights {:?} must both be ({vertices}, k)",
+            "{what}: joints {:?} and weights {:?} must both be ({vertices}, k)",
             joints.shape(),
             weights.shape()
         )));
@@ -146,11 +147,11 @@ pub fn rows_from_padded(
                 continue;
             }
             let Some(&mapped) = usize::try_from(j).ok().and_then(|j| joint_map.get(j)) else {
-                return Err(bad(format!("existing: vertex {v}: joint {j} does not exist")));
+                return Err(bad(format!("{what}: vertex {v}: joint {j} does not exist")));
             };
             if !w.is_finite() || w < 0.0 {
                 return Err(bad(format!(
-                    "existing: vertex {v}: weight {w} is not a finite weight >= 0"
+                    "{what}: vertex {v}: weight {w} is not a finite weight >= 0"
                 )));
             }
             row.push((mapped as u32, w));

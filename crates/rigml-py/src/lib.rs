@@ -255,7 +255,15 @@ fn skin_weights(
         let joints = skeleton_from_arrays(joint_names, &parents, &joint_heads)?;
         let tails = tails.map(|t| vec3s_from(&t.as_array(), "tails")).transpose()?;
         let existing = existing
-            .map(|(j, w)| rows_from_padded(&j.as_array(), &w.as_array(), positions.len(), &joints.to_rigml))
+            .map(|(j, w)| {
+                rows_from_padded(
+                    "existing",
+                    &j.as_array(),
+                    &w.as_array(),
+                    positions.len(),
+                    &joints.to_rigml,
+                )
+            })
             .transpose()?;
         let mesh = Mesh {
             positions,
@@ -350,7 +358,8 @@ fn character(
                 let heads = vec3s_from(&heads.as_array(), "joint_positions")?;
                 let joints = skeleton_from_arrays(names, &parents, &heads)?;
                 if let Some((j, w)) = weights {
-                    let rows = rows_from_padded(&j.as_array(), &w.as_array(), vertex_count, &joints.to_rigml)?;
+                    let rows =
+                        rows_from_padded("weights", &j.as_array(), &w.as_array(), vertex_count, &joints.to_rigml)?;
                     let widest = rows.iter().map(Vec::len).max().unwrap_or(1).max(1);
                     let skin =
                         rigml::Skin::from_rows(rows.iter().map(Vec::as_slice), joints.skeleton.joint_count(), widest)
@@ -404,7 +413,8 @@ fn rig(
 
 /// Score methods on one character file against its own weights, as `rigml eval` does.
 #[pyfunction]
-#[pyo3(signature = (path, methods, *, asset_id = None, deformation = true, model = None, rig_skin = "learned"))]
+#[pyo3(signature = (path, methods, *, asset_id = None, deformation = true, model = None, rig_skin = "learned", weights = None, max_influences = 4))]
+#[allow(clippy::too_many_arguments)]
 fn evaluate<'py>(
     py: Python<'py>,
     path: PathBuf,
@@ -413,6 +423,11 @@ fn evaluate<'py>(
     deformation: bool,
     model: Option<PathBuf>,
     rig_skin: &str,
+    weights: Option<(
+        PyArrayLike2<'_, i64, AllowTypeChange>,
+        PyArrayLike2<'_, f32, AllowTypeChange>,
+    )>,
+    max_influences: usize,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     guarded(|| {
         let id = asset_id.unwrap_or_else(|| {
@@ -424,11 +439,27 @@ fn evaluate<'py>(
             rig_skin,
             deformation,
         };
-        let methods = methods
-            .iter()
-            .map(|m| rigml::eval_method(m, &settings))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(value_error)?;
+        let methods = match weights {
+            // Weights computed already (by skin_weights): scored as the one method named.
+            Some((joints, values)) => {
+                let [name] = methods.as_slice() else {
+                    return Err(PyValueError::new_err(format!(
+                        "weights: given weights are scored as one method, but {} were named",
+                        methods.len()
+                    )));
+                };
+                let (joints, values) = (joints.as_array(), values.as_array());
+                let widest = joints.iter().copied().max().unwrap_or(-1).max(-1) + 1;
+                let identity: Vec<usize> = (0..widest as usize).collect();
+                let rows = rows_from_padded("weights", &joints, &values, joints.nrows(), &identity)?;
+                vec![rigml::given_weights(name, rows, max_influences)]
+            }
+            None => methods
+                .iter()
+                .map(|m| rigml::eval_method(m, &settings))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(value_error)?,
+        };
         let options = rigml_eval::Options {
             deformation,
             ..rigml_eval::Options::default()

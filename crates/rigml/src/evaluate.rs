@@ -1,6 +1,7 @@
 //! Scoring by method name: the methods `rigml eval --methods` takes (skin solvers, blends and
 //! `rig-<template>` auto-riggers), and one file scored as `rigml eval` scores a manifest row,
-//! so that a batch run elsewhere (Python, Ray) gives the same numbers.
+//! so that a batch run elsewhere (Python, Ray) gives the same numbers; [`given_weights`] scores
+//! weights computed elsewhere.
 
 use crate::error::{invalid, Result};
 use crate::methods::{solver, MethodSettings, METHODS};
@@ -90,6 +91,26 @@ pub fn eval_method(name: &str, settings: &EvalSettings) -> Result<Method> {
     Ok(Method::solver(name, declared, move |c| {
         solver.solve(&c.mesh, &c.skeleton, &options).map_err(|e| e.to_string())
     }))
+}
+
+/// A method called `name` that answers with weights computed elsewhere: `rows`, one raw
+/// `(joint, weight)` row per vertex of the file's mesh, joints in the file's order, capped at
+/// `cap` influences (what the method promised). [`evaluate_file`] with it scores weights a
+/// caller already has (a batch that has just skinned the file) without solving again; a row
+/// count or joint index that does not fit the file is the method's failure, named.
+pub fn given_weights(name: &str, rows: Vec<Vec<(u32, f32)>>, cap: usize) -> Method {
+    let declared = Declared {
+        cap,
+        ignores_end_sites: false,
+    };
+    Method::solver(name, declared, move |c| {
+        let n = c.mesh.vertex_count();
+        if rows.len() != n {
+            return Err(format!("{} rows of weights given for {n} vertices", rows.len()));
+        }
+        rigml_core::Skin::from_rows(rows.iter().map(Vec::as_slice), c.skeleton.joint_count(), cap.max(1))
+            .map_err(|e| format!("the given weights: {e}"))
+    })
 }
 
 /// One character file scored against its own weights (and skeleton) by every method, exactly as

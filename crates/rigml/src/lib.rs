@@ -36,7 +36,7 @@ pub mod templates;
 pub mod train;
 
 pub use error::{Error, Result};
-pub use evaluate::{eval_method, evaluate_file, metrics, EvalSettings};
+pub use evaluate::{eval_method, evaluate_file, given_weights, metrics, EvalSettings};
 pub use methods::{solver, MethodSettings, METHODS};
 pub use skinning::{skin_weights, SkinRequest, Skinned, Stage};
 pub use templates::{placer, Controls, TEMPLATES};

@@ -241,11 +241,28 @@ def evaluate(
     deformation: bool = True,
     model: Optional[str] = None,
     rig_skin: str = "learned",
+    weights: Optional[SkinResult] = None,
 ) -> list[dict]:
     """Score ``methods`` on one character file against its own weights (and skeleton), as
     ``rigml eval`` scores a manifest row: one dict per method with the ``per_asset.csv``
     columns (``precision_top4``, ``l1_top4``, ``deform_a_mean``, ``cd_j2j`` for ``rig-*``, ...).
-    ``asset_id`` seeds the random poses; pass the manifest's id to reproduce ``rigml eval``."""
+    ``asset_id`` seeds the random poses; pass the manifest's id to reproduce ``rigml eval``.
+    ``weights``: a :class:`SkinResult` already computed for this file (by :func:`skin_weights`
+    on :func:`load`'s character) is scored as the one method named, without solving again."""
     names = [methods] if isinstance(methods, str) else list(methods)
-    return _rigml.evaluate(path, names, asset_id=asset_id, deformation=deformation, model=model, rig_skin=rig_skin)
+    given = None
+    cap = 4
+    if weights is not None:
+        given = (np.asarray(weights.joints), np.asarray(weights.weights))
+        cap = max(1, int(given[0].shape[1]))
+    return _rigml.evaluate(
+        path,
+        names,
+        asset_id=asset_id,
+        deformation=deformation,
+        model=model,
+        rig_skin=rig_skin,
+        weights=given,
+        max_influences=cap,
+    )
 

@@ -95,5 +95,7 @@ def evaluate(
     deformation: bool = True,
     model: Optional[Union[str, os.PathLike[str]]] = None,
     rig_skin: str = "learned",
+    weights: Optional[tuple[npt.ArrayLike, npt.ArrayLike]] = None,
+    max_influences: int = 4,
 ) -> list[dict[str, object]]: ...
 def names() -> dict[str, list[str]]: ...

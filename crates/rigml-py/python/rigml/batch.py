@@ -147,8 +147,9 @@ def process(asset: Asset, settings: Settings) -> dict:
         row["has_own_weights"] = character.weights is not None
         if settings.metrics and character.weights is not None:
             t = time.perf_counter()
+            # The weights just solved, scored as rigml eval scores the method (no second solve).
             scored = rigml.evaluate(
-                asset.path, [settings.method], asset_id=asset.id, deformation=settings.deformation, model=settings.model
+                asset.path, [settings.method], asset_id=asset.id, deformation=settings.deformation, weights=result
             )[0]
             row["eval_s"] = time.perf_counter() - t
             for m in METRICS:
