@@ -27,6 +27,29 @@ pub struct AssetRow {
     pub family: String,
 }
 
+impl AssetRow {
+    /// A character row for a file outside any manifest: no split, no counts, the format from
+    /// the extension and the family from the path ([`family_of`]).
+    pub fn character(id: &str, path: &Path) -> AssetRow {
+        AssetRow {
+            id: id.to_string(),
+            kind: "character".into(),
+            split: String::new(),
+            path: path.to_path_buf(),
+            format: path
+                .extension()
+                .map_or(String::new(), |e| e.to_string_lossy().to_lowercase()),
+            vertices: None,
+            triangles: None,
+            joints: None,
+            clips: None,
+            frames: None,
+            notes: String::new(),
+            family: family_of(&path.to_string_lossy()),
+        }
+    }
+}
+
 /// The family of a manifest path: the first two folders below `characters/` (the last folder of
 /// that name, so an absolute path works too), e.g. `quaternius/ultimate_monsters` or
 /// `kaykit/adventurers2`; a file one level down belongs to that folder, e.g. `khronos`. Other

@@ -117,22 +117,7 @@ pub fn given_weights(name: &str, rows: Vec<Vec<(u32, f32)>>, cap: usize) -> Meth
 /// `rigml eval` scores a manifest row. `id` seeds the random poses of the deformation metric
 /// (METRICS.md §3): pass the manifest's asset id to reproduce `rigml eval`'s numbers.
 pub fn evaluate_file(path: &Path, id: &str, methods: &[Method], options: &Options) -> Result<Vec<AssetResult>> {
-    let row = AssetRow {
-        id: id.to_string(),
-        kind: "character".into(),
-        split: String::new(),
-        path: path.to_path_buf(),
-        format: path
-            .extension()
-            .map_or(String::new(), |e| e.to_string_lossy().to_lowercase()),
-        vertices: None,
-        triangles: None,
-        joints: None,
-        clips: None,
-        frames: None,
-        notes: String::new(),
-        family: rigml_eval::family_of(&path.to_string_lossy()),
-    };
+    let row = AssetRow::character(id, path);
     let report = rigml_eval::evaluate(&[&row], methods, options, &mut |_| {});
     if let Some(failure) = report.load_failures.first() {
         return Err(invalid(format!("{}: {}", path.display(), failure.message)));

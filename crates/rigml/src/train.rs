@@ -512,18 +512,8 @@ mod tests {
     #[test]
     fn families_are_numbered_in_order_of_first_appearance() {
         let row = |family: &str| AssetRow {
-            id: String::new(),
-            kind: "character".into(),
-            split: "train".into(),
-            path: PathBuf::new(),
-            format: String::new(),
-            vertices: None,
-            triangles: None,
-            joints: None,
-            clips: None,
-            frames: None,
-            notes: String::new(),
             family: family.into(),
+            ..AssetRow::character("x", &PathBuf::from("x.glb"))
         };
         let rows = [row("a/x"), row("b"), row("a/x"), row("c/y"), row("b")];
         let rows: Vec<&AssetRow> = rows.iter().collect();
