@@ -39,8 +39,8 @@ impl Default for NetConfig {
 /// network has no prior term).
 pub const PRIOR_SCALE: &str = "prior.scale";
 
-/// Added to a heat share before its logarithm, so that a candidate heat gives nothing to keeps
-/// a finite logit (`ln 1e-3 ≈ -6.9`: the network can still raise it).
+/// Added to a heat share before its logarithm, so that a candidate to which heat gives nothing
+/// keeps a finite logit (`ln 1e-3 ≈ -6.9`: the network can still raise it).
 pub const PRIOR_FLOOR: f32 = 1e-3;
 
 /// The base logit of a candidate whose heat share is `share` (a residual network's logit adds to

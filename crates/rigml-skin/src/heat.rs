@@ -73,17 +73,8 @@ pub fn raw_rows(prep: &Prepared, visibility: bool) -> Result<Vec<Row>, SkinError
     solve_rows_until(prep, visibility, None)
 }
 
-/// [`raw_rows`] that stops with [`SkinError::Cancelled`] once `cancel` is set (checked after
-/// the factorisation and before each block of bones is solved).
-pub fn raw_rows_until(
-    prep: &Prepared,
-    visibility: bool,
-    cancel: Option<&crate::Cancel>,
-) -> Result<Vec<Row>, SkinError> {
-    solve_rows_until(prep, visibility, cancel)
-}
-
-/// Raw heat rows for every welded vertex.
+/// Raw heat rows for every welded vertex; stops with [`SkinError::Cancelled`] once `cancel` is
+/// set (checked after the factorisation and before each block of bones is solved).
 fn solve_rows_until(prep: &Prepared, visibility: bool, cancel: Option<&crate::Cancel>) -> Result<Vec<Row>, SkinError> {
     let stopped = || cancel.is_some_and(crate::Cancel::is_cancelled);
     let positions = &prep.welded.positions;

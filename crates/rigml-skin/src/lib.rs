@@ -39,7 +39,7 @@ pub enum SkinError {
 
 /// A flag that stops a solve in progress: any thread may set it ([`Cancel::cancel`]); the
 /// solvers look at it between their phases (heat: before each block of bones is solved; voxel:
-/// after each of its passes over the grid; learned: between features, heat and the networks)
+/// after each of its passes over the grid; learned: before its features and after its networks)
 /// and stop with [`SkinError::Cancelled`]. Clones share the flag.
 #[derive(Debug, Clone, Default)]
 pub struct Cancel(std::sync::Arc<std::sync::atomic::AtomicBool>);
