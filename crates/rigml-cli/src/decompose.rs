@@ -2,11 +2,11 @@
 //! character by smooth skinning decomposition (rigml-seq), and optionally compare the recovered
 //! bones with the ground truth of a skinned input.
 
+use crate::seq_input::{compare_with_truth, Input};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use rigml_io::sequence::{ObjFrames, SequenceOptions};
+use rigml_io::sequence::SequenceOptions;
 use rigml_io::SaveOptions;
-use rigml_seq::{FrameSource, SeqError};
 use serde_json::json;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -82,28 +82,6 @@ pub struct Args {
     pub force: bool,
 }
 
-/// OBJ frames re-read from disk on every pass.
-struct Streamed(ObjFrames);
-
-impl FrameSource for Streamed {
-    fn frame_count(&self) -> usize {
-        self.0.frame_count()
-    }
-    fn vertex_count(&self) -> usize {
-        self.0.vertex_count
-    }
-    fn triangles(&self) -> &[[u32; 3]] {
-        &self.0.triangles
-    }
-    fn read_frame(&self, f: usize, out: &mut Vec<glam::Vec3>) -> Result<(), SeqError> {
-        *out = self.0.read_frame(f).map_err(|e| SeqError::Source {
-            frame: f,
-            message: e.to_string(),
-        })?;
-        Ok(())
-    }
-}
-
 /// Load, decompose, fit the skeleton, save, report.
 pub fn run(args: &Args) -> Result<String> {
     if args.output.exists() && !args.force {
@@ -114,41 +92,19 @@ pub fn run(args: &Args) -> Result<String> {
         clip: args.clip,
         frames: args.frames.map(|n| n as usize),
     };
-    let is_dir = args.input.is_dir();
-    let is_alembic = !is_dir && rigml_io::Format::from_path(&args.input).ok() == Some(rigml_io::Format::Alembic);
-    if args.truth && (is_dir || is_alembic) {
+    if args.truth && !Input::is_skinned_file(&args.input) {
         bail!(
             "{}: --truth needs a skinned input (.glb, .gltf, .fbx), not {}",
             args.input.display(),
-            if is_dir { "an OBJ folder" } else { "a mesh cache" }
+            if args.input.is_dir() {
+                "an OBJ folder"
+            } else {
+                "a mesh cache"
+            }
         );
     }
-    if args.stream && !is_dir {
-        bail!("{}: --stream reads OBJ folders only", args.input.display());
-    }
-    // One of: an OBJ folder held in memory, one streamed from disk, a baked skinned clip.
-    let (mut sequence, mut baked, mut streamed) = (None, None, None);
-    if args.stream {
-        streamed = Some(Streamed(ObjFrames::open(&args.input)?));
-    } else if is_dir {
-        sequence = Some(rigml_io::sequence::load_sequence(&args.input, &options)?);
-    } else if is_alembic {
-        let abc = rigml_io::alembic::read(&args.input)?;
-        for warning in &abc.warnings {
-            eprintln!("warning: {}: {warning}", args.input.display());
-        }
-        sequence = Some(abc.sequence);
-    } else {
-        let character = rigml_io::load(&args.input)?;
-        let frames = rigml_io::sequence::bake(&character, &options, &args.input)?;
-        baked = Some((character, frames));
-    }
-    let source: &dyn FrameSource = match (&sequence, &baked, &streamed) {
-        (Some(s), _, _) => s,
-        (_, Some((_, b)), _) => &b.sequence,
-        (_, _, Some(s)) => s,
-        _ => bail!("{}: nothing to read", args.input.display()),
-    };
+    let input = Input::load(&args.input, &options, args.stream)?;
+    let source = input.source();
     let load_seconds = started.elapsed().as_secs_f64();
     let seq_options = rigml_seq::Options {
         bones: usize::from(args.bones),
@@ -177,13 +133,9 @@ pub fn run(args: &Args) -> Result<String> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "sequence".into());
-    let fps = args
-        .fps
-        .or(baked.as_ref().and_then(|(_, b)| b.sequence.fps))
-        .or(sequence.as_ref().and_then(|s| s.fps))
-        .unwrap_or(24.0);
+    let fps = args.fps.or(input.fps()).unwrap_or(24.0);
     let rig = rigml_seq::build_rig(&decomposition, &name, fps).with_context(|| format!("{}", args.input.display()))?;
-    let truth = match (&baked, args.truth) {
+    let truth = match (input.baked(), args.truth) {
         (Some((character, baked)), true) => Some(
             compare_truth(character, baked, &decomposition, &rig)
                 .with_context(|| format!("{}: --truth", args.input.display()))?,
@@ -260,8 +212,7 @@ pub fn run(args: &Args) -> Result<String> {
     Ok(out)
 }
 
-/// The recovered bones against the skinned input's own joints (rigml-eval's bone matching):
-/// both as anchor-frame → frame maps, the true joints limited to those carrying weight.
+/// The recovered bones against the skinned input's own joints ([`compare_with_truth`]).
 fn compare_truth(
     character: &rigml_core::Character,
     baked: &rigml_io::sequence::Baked,
@@ -269,31 +220,6 @@ fn compare_truth(
     rig: &rigml_seq::Rig,
 ) -> Result<rigml_eval::bone_match::BoneMatch> {
     use glam::Mat4;
-    let anchor = baked
-        .skinning
-        .get(decomposition.anchor)
-        .context("anchor frame has no pose")?;
-    let truth: Vec<Vec<Mat4>> = baked
-        .skinning
-        .iter()
-        .map(|frame| frame.iter().zip(anchor).map(|(s, a)| *s * a.inverse()).collect())
-        .collect();
-    let probes: Vec<glam::Vec3> = anchor
-        .iter()
-        .zip(character.skeleton.bind_world())
-        .map(|(s, b)| (*s * b).w_axis.truncate())
-        .collect();
-    let mut weight = vec![0.0f32; character.skeleton.joint_count()];
-    if let Some(skin) = &character.skin {
-        for row in skin.rows() {
-            for i in row {
-                if let Some(w) = weight.get_mut(i.joint as usize) {
-                    *w += i.weight;
-                }
-            }
-        }
-    }
-    let joints: Vec<usize> = (0..weight.len()).filter(|&j| weight[j] > 0.0).collect();
     let recovered: Vec<Vec<Mat4>> = (0..decomposition.transforms.len())
         .map(|f| {
             rig.bone_of_joint
@@ -305,14 +231,12 @@ fn compare_truth(
                 .collect()
         })
         .collect();
-    let recovered_joints = rig.character.skeleton.bind_positions();
-    rigml_eval::bone_match::match_bones(
-        &truth,
+    compare_with_truth(
+        character,
+        baked,
+        decomposition.anchor,
         &recovered,
-        &joints,
-        &probes,
-        Some(&recovered_joints),
+        &rig.character.skeleton.bind_positions(),
         decomposition.normalisation.scale,
     )
-    .context("no joints to compare")
 }

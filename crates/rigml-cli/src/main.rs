@@ -14,6 +14,8 @@ mod inspect;
 mod render;
 mod retarget;
 mod rig;
+mod rig_seq;
+mod seq_input;
 mod skin;
 mod skin_seq;
 mod train;
@@ -42,6 +44,7 @@ Examples:
   rigml view Fox.glb                  look at mesh, skeleton, weights and clips in a browser
   rigml decompose sequences/horse_gallop --bones 30 -o horse.glb
   rigml skin-seq Wolf.glb --clip 11 --method heat --consistent
+  rigml rig-seq sequences/horse_gallop -o horse-rig.glb   a named rig that replays the sequence
   rigml eval --split val --methods learned,heat,nearest,voxel -o report/
   rigml eval --split val --methods rig-auto -o report-rig/";
 
@@ -68,6 +71,7 @@ enum Command {
     View(view::Args),
     Decompose(decompose::Args),
     SkinSeq(skin_seq::Args),
+    RigSeq(rig_seq::Args),
     Train(train::Args),
     TrainSkeleton(train_skeleton::Args),
 }
@@ -88,6 +92,7 @@ fn main() -> ExitCode {
         Command::View(args) => view::run(&args),
         Command::Decompose(args) => decompose::run(&args),
         Command::SkinSeq(args) => skin_seq::run(&args),
+        Command::RigSeq(args) => rig_seq::run(&args),
         Command::Train(args) => train::run(&args),
         Command::TrainSkeleton(args) => train_skeleton::run(&args),
     };

@@ -1,6 +1,7 @@
 //! Blender as a client of the GLBs rigml writes: `rigml demo`, `rigml convert` of real
 //! characters (GLB and FBX sources, with and without clips), `rigml skin` output and `rigml rig`
-//! of a humanoid and of a quadruped (whose ground root carries no weight) are imported with
+//! of a humanoid and of a quadruped (whose ground root carries no weight), and `rigml rig-seq` of
+//! a mesh sequence are imported with
 //! Blender's own glTF importer (bpy) by `tools/blender/import_check.py`, which checks for
 //! exceptions, importer warnings, vertex, bone and weighted-vertex counts and one action per clip;
 //! for a `rigml rig` of a Quaternius character, also that Blender shows the rigged mesh where it
@@ -83,6 +84,23 @@ fn write_glbs(dir: &Path) -> Vec<PathBuf> {
     let source = common::asset("quaternius-animals-stag");
     rigml(&["rig".as_ref(), source.as_os_str(), "-o".as_ref(), stag.as_os_str()]);
     files.push(stag);
+    // A mesh sequence (the fox's walk as OBJ frames) rigged by `rigml rig-seq`: named joints,
+    // one skin and a clip of one key per frame.
+    let walk = common::rows_where("id", "fox_walk")
+        .into_iter()
+        .next()
+        .expect("fox_walk row")
+        .path();
+    let out = dir.join("fox-walk-rig-seq.glb");
+    rigml(&[
+        "rig-seq".as_ref(),
+        walk.as_os_str(),
+        "--refine".as_ref(),
+        "1".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    files.push(out);
     files
 }
 

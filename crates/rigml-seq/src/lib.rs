@@ -9,6 +9,7 @@ pub mod consistent;
 pub mod decompose;
 pub mod math;
 pub mod passes;
+pub mod pose_fit;
 pub mod rig;
 pub mod source;
 

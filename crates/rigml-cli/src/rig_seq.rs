@@ -1,0 +1,500 @@
+//! `rigml rig-seq SEQ -o OUT.glb`: a mesh sequence becomes an animator's rig (issue 33): the
+//! anchor frame is rigged once (named skeleton, one skin, as `rigml rig`), then every frame's
+//! joint rotations (and the body root's translation) are solved so that the skinned anchor
+//! reproduces the frame (rigml-seq's pose fitting), and written as one clip with one key per
+//! frame.
+
+use crate::seq_input::{compare_with_truth, Input};
+use crate::skin::{solver, METHODS};
+use anyhow::{anyhow, bail, Context, Result};
+use glam::{Mat4, Vec3};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use rigml::{placer, Controls, TEMPLATES};
+use rigml_core::{Channel, ChannelValues, Clip, Interpolation, Mesh, Transform};
+use rigml_io::sequence::SequenceOptions;
+use rigml_io::{Format, SaveOptions};
+use rigml_seq::pose_fit::{FitOptions, FittedPose, PoseFitter, Rigid, WeightOptions};
+use rigml_seq::Normalisation;
+use rigml_seq::{FrameSource, SeqError};
+use rigml_skin::SolveOptions;
+use serde_json::json;
+use std::fmt::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Rig a mesh sequence: named skeleton and one skin on the anchor frame, a clip that replays it.
+#[derive(clap::Args)]
+#[command(after_help = "\
+SEQ is a folder of OBJ frames with one topology (frame files in natural order; a reference.obj
+beside them is ignored), an Alembic (Ogawa) mesh cache .abc, or a skinned .glb/.gltf/.fbx whose
+clip is baked to frames with its own skin (its own rig is then used only by --truth).
+
+The anchor frame (largest surface area) is rigged as `rigml rig` rigs a mesh: the skeleton is
+placed by --template (a standing humanoid gets Mixamo names and can be retargeted) and skinned
+once by --skin. Each frame is then matched by posing that rig: joint rotations about the joints
+(the bones keep their lengths) and a translation of the body root, fitted to the frame's vertices
+by sweeps of weighted Procrustes from the root outward, each frame starting from its neighbour's
+pose. The output's mesh is the anchor frame, its clip has one key per frame.
+
+Reported: the reconstruction RMSE of the posed rig against the frames (METRICS.md §6 units: the
+anchor's longest bounding-box side is 1), which `rigml decompose` with as many bones bounds from
+below (free bones fit more closely than a connected skeleton); the skeleton's temporal stability
+(PJDD) and the temporal skinning error are 0 by construction (one skeleton and one skin for every
+frame).
+
+Examples:
+  rigml rig-seq sequences/horse_gallop -o horse-rig.glb
+  rigml rig-seq sequences/cat_poses --skin heat -o cat.glb --json
+  rigml rig-seq Fox.glb --clip 2 -o fox.glb --truth          (joint rotations against the file's)
+  rigml rig-seq walk_frames/ --template humanoid -o walker.glb
+  rigml retarget walker.glb --to Ranger.glb -o ranger-walk.glb")]
+pub struct Args {
+    /// Folder of OBJ frames, an Alembic mesh cache (.abc), or a skinned animation (.glb, .gltf,
+    /// .fbx).
+    pub input: PathBuf,
+    /// The rigged, animated character to write (.glb, .gltf or .fbx).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Skeleton template for the anchor frame (see `rigml rig --help`).
+    #[arg(long, default_value = "detect", value_parser = clap::builder::PossibleValuesParser::new(TEMPLATES))]
+    pub template: String,
+    /// Skin weights for the anchor frame (see `rigml rig --help`).
+    #[arg(long, default_value = "learned", value_parser = clap::builder::PossibleValuesParser::new(METHODS))]
+    pub skin: String,
+    /// A model file from `rigml train` for --skin learned (default: the embedded model).
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
+    /// Influence cap per vertex.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_influences: u16,
+    /// Leave out the ground root (see `rigml rig --help`); the body root then carries the motion
+    /// either way.
+    #[arg(long)]
+    pub no_ground_root: bool,
+    /// Most fitting sweeps over the joints per frame.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    pub sweeps: u16,
+    /// Rounds of refitting the skin weights to the fitted poses of every frame (then the poses
+    /// to the new weights); 0 keeps the anchor's weights from --skin as they are.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(0..=100))]
+    pub refine: u16,
+    /// Pull of refitted weights towards the --skin weights (relative to each vertex's data).
+    #[arg(long, default_value_t = 1e-4)]
+    pub weight_prior: f64,
+    /// Keep the joints where the template placed them (by default each joint moves to the pivot
+    /// its two bones turn about in the sequence, found from a free-bone fit).
+    #[arg(long)]
+    pub keep_joints: bool,
+    /// How strongly joints stay where the template placed them when moved to their pivots
+    /// (per frame; unitless, as the pivot residual and the pull are both lengths squared).
+    #[arg(long, default_value_t = 1e-4)]
+    pub pivot_pull: f64,
+    /// Skinned input: the clip to bake.
+    #[arg(long, default_value_t = 0)]
+    pub clip: usize,
+    /// Skinned input: bake this many evenly spaced frames instead of the clip's keys.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub frames: Option<u32>,
+    /// Frame rate of the output clip (default: the input's, else 24).
+    #[arg(long)]
+    pub fps: Option<f32>,
+    /// Skinned input: compare the fitted joints' motion with the file's own joints (matched one
+    /// to one): rotation and point errors per frame.
+    #[arg(long)]
+    pub truth: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Replace OUTPUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Load, rig the anchor, fit every frame, save, report.
+pub fn run(args: &Args) -> Result<String> {
+    match Format::from_path(&args.output)? {
+        Format::Glb | Format::Gltf | Format::Fbx => {}
+        _ => bail!("{}: rigml rig-seq writes .glb, .gltf or .fbx", args.output.display()),
+    }
+    if args.output.exists() && !args.force {
+        bail!("{}: already exists (use --force to replace it)", args.output.display());
+    }
+    if args.truth && !Input::is_skinned_file(&args.input) {
+        bail!(
+            "{}: --truth needs a skinned input (.glb, .gltf, .fbx)",
+            args.input.display()
+        );
+    }
+    if let Some(fps) = args.fps.filter(|f| !(f.is_finite() && *f > 0.0)) {
+        bail!("--fps {fps}: must be a positive number");
+    }
+    let controls = Controls {
+        poles: false,
+        ground_root: !args.no_ground_root,
+    };
+    let placer = placer(&args.template, controls)?;
+    let solver = solver(&args.skin, None, args.model.as_deref())?;
+    let started = Instant::now();
+    let options = SequenceOptions {
+        clip: args.clip,
+        frames: args.frames.map(|n| n as usize),
+    };
+    let input = Input::load(&args.input, &options, false)?;
+    let source = input.source();
+    let in_file = |e: &dyn std::fmt::Display| anyhow!("{}: {e}", args.input.display());
+    let (anchor, anchor_positions) = rigml_seq::source::anchor(source).map_err(|e| in_file(&e))?;
+    let normalisation = Normalisation::of_frame(&anchor_positions)
+        .ok_or_else(|| in_file(&format!("anchor frame {anchor} has no extent")))?;
+    let frame_count = source.frame_count();
+    let load_s = started.elapsed().as_secs_f64();
+
+    // The anchor frame as a mesh: a skinned input keeps its UVs and materials.
+    let mesh = match input.baked() {
+        Some((character, _)) if character.mesh.vertex_count() == anchor_positions.len() => {
+            let mut mesh = character.mesh.clone();
+            mesh.positions = anchor_positions.clone();
+            if !mesh.normals.is_empty() {
+                mesh.normals = mesh.compute_normals();
+            }
+            mesh
+        }
+        _ => Mesh {
+            positions: anchor_positions.clone(),
+            triangles: source.triangles().to_vec(),
+            ..Mesh::default()
+        },
+    };
+    let name = args
+        .input
+        .file_stem()
+        .map_or_else(|| "sequence".to_string(), |s| s.to_string_lossy().into_owned());
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar.set_message(format!(
+        "rigging anchor frame {anchor} ({}, {})",
+        placer.name(),
+        solver.name()
+    ));
+    let rig_started = Instant::now();
+    let solve_options = SolveOptions {
+        max_influences: usize::from(args.max_influences),
+        ..SolveOptions::default()
+    };
+    let rigged = rigml_rig::rig_with_progress(
+        &name,
+        mesh,
+        placer.as_ref(),
+        solver.as_ref(),
+        &solve_options,
+        &mut |_| {},
+    )
+    .map_err(|e| in_file(&format!("anchor frame {anchor}: {e}")));
+    let rigml_rig::Rigged {
+        mut character,
+        template,
+    } = match rigged {
+        Ok(r) => r,
+        Err(e) => {
+            bar.finish_and_clear();
+            return Err(e);
+        }
+    };
+    let rig_s = rig_started.elapsed().as_secs_f64();
+    let skin = character.skin.clone().context("the rig has no skin")?;
+    let fixed = rigml_rig::controls(&character.skeleton);
+    let mut fitter = PoseFitter::new(&character.skeleton, &skin, &anchor_positions, &fixed).map_err(|e| in_file(&e))?;
+
+    let joints = character.skeleton.joint_count();
+    let fit_started = Instant::now();
+    let fit_options = FitOptions {
+        sweeps: usize::from(args.sweeps),
+        ..FitOptions::default()
+    };
+    let weight_options = WeightOptions {
+        max_influences: usize::from(args.max_influences),
+        prior: args.weight_prior,
+    };
+    let rounds = usize::from(args.refine);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} frames fitted, {msg} [{elapsed}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_length((frame_count * (rounds + 1)) as u64);
+    bar.set_position(0);
+    if !args.keep_joints {
+        // Free bones first: where each joint's bone and its parent's move alike is its pivot.
+        bar.set_length((frame_count * (rounds + 2)) as u64);
+        bar.set_message("free bones, for the joints' pivots".to_string());
+        let free = FitOptions {
+            free: true,
+            ..fit_options
+        };
+        let loose = fit_frames(&fitter, source, anchor, None, &free, &bar).map_err(|e| in_file(&e))?;
+        let poses: Vec<Vec<Rigid>> = loose.into_iter().map(|p| p.skinning).collect();
+        let (skeleton, moved) = fitter.with_pivots(&poses, args.pivot_pull).map_err(|e| in_file(&e))?;
+        character.skeleton = skeleton;
+        fitter = moved;
+    }
+    bar.set_message("poses".to_string());
+    let mut fitted = fit_frames(&fitter, source, anchor, None, &fit_options, &bar).map_err(|e| in_file(&e))?;
+    let mut skin = skin;
+    let mut history = vec![
+        rmse_of(&fitter, source, &fitted, normalisation.scale)
+            .map_err(|e| in_file(&e))?
+            .0,
+    ];
+    for round in 0..rounds {
+        bar.set_message(format!("weights and poses, round {} of {rounds}", round + 1));
+        let poses: Vec<Vec<Rigid>> = fitted.iter().map(|p| p.skinning.clone()).collect();
+        let (next_skin, next_fitter) = fitter
+            .reweighted(source, &poses, &weight_options)
+            .map_err(|e| in_file(&e))?;
+        (skin, fitter) = (next_skin, next_fitter);
+        fitted = fit_frames(&fitter, source, anchor, Some(&fitted), &fit_options, &bar).map_err(|e| in_file(&e))?;
+        history.push(
+            rmse_of(&fitter, source, &fitted, normalisation.scale)
+                .map_err(|e| in_file(&e))?
+                .0,
+        );
+    }
+    bar.finish_and_clear();
+    character.skin = Some(skin.clone());
+    let fit_s = fit_started.elapsed().as_secs_f64();
+
+    // The clip: rotations of every moved joint, translations of the body roots.
+    let fps = args.fps.or(input.fps()).unwrap_or(24.0);
+    let times: Vec<f32> = (0..frame_count).map(|f| f as f32 / fps).collect();
+    let locals: Vec<Vec<Transform>> = fitted.iter().map(|p| fitter.local_pose(&p.skinning)).collect();
+    let mut channels = Vec::new();
+    for j in fitter.moving_joints() {
+        channels.push(Channel {
+            joint: j,
+            interpolation: Interpolation::Linear,
+            times: times.clone(),
+            values: ChannelValues::Rotation(continuous(locals.iter().map(|l| l[j].rotation))),
+        });
+    }
+    for j in fitter.translating_joints() {
+        channels.push(Channel {
+            joint: j,
+            interpolation: Interpolation::Linear,
+            times: times.clone(),
+            values: ChannelValues::Translation(locals.iter().map(|l| l[j].translation).collect()),
+        });
+    }
+    character.clips = vec![Clip {
+        name: name.clone(),
+        channels,
+    }];
+    character.validate().map_err(|e| in_file(&e))?;
+
+    // Reconstruction error (METRICS.md §6): the rig posed by its own clip against the frames.
+    let (rmse, max, per_frame) = rmse_of(&fitter, source, &fitted, normalisation.scale).map_err(|e| in_file(&e))?;
+    let weighted = skin.joints_used(joints).iter().filter(|u| **u).count();
+    let truth = match (input.baked(), args.truth) {
+        (Some((original, baked)), true) => {
+            let moving = fitter.moving_joints();
+            let recovered: Vec<Vec<Mat4>> = fitted
+                .iter()
+                .map(|p| moving.iter().map(|&j| p.skinning[j].to_mat4()).collect())
+                .collect();
+            let positions = character.skeleton.bind_positions();
+            let recovered_joints: Vec<Vec3> = moving.iter().map(|&j| positions[j]).collect();
+            Some(
+                compare_with_truth(
+                    original,
+                    baked,
+                    anchor,
+                    &recovered,
+                    &recovered_joints,
+                    normalisation.scale,
+                )
+                .with_context(|| format!("{}: --truth", args.input.display()))?,
+            )
+        }
+        _ => None,
+    };
+    let write_started = Instant::now();
+    rigml_io::save(&character, &args.output, SaveOptions { force: args.force })
+        .with_context(|| format!("writing the rig of {}", args.input.display()))?;
+    let write_s = write_started.elapsed().as_secs_f64();
+    let total_s = started.elapsed().as_secs_f64();
+    let sweeps_mean = fitted.iter().map(|p| p.sweeps as f64).sum::<f64>() / frame_count as f64;
+    if args.json {
+        let mut value = json!({
+            "input": args.input.display().to_string(),
+            "output": args.output.display().to_string(),
+            "frames": frame_count,
+            "vertices": anchor_positions.len(),
+            "anchor_frame": anchor,
+            "template": template,
+            "skin": solver.name(),
+            "joints": joints,
+            "joint_names": character.skeleton.names,
+            "weighted_joints": weighted,
+            "animated_joints": fitter.moving_joints().len(),
+            "rmse": rmse,
+            "max_error": max,
+            "rmse_per_frame": per_frame,
+            "rmse_per_round": history,
+            "weight_rounds": rounds,
+            "pjdd": 0.0,
+            "temporal_skin_error": 0.0,
+            "sweeps_mean": sweeps_mean,
+            "fps": fps,
+            "seconds": {
+                "load": load_s,
+                "rig": rig_s,
+                "fit": fit_s,
+                "write": write_s,
+                "total": total_s,
+            },
+        });
+        if let (Some(t), Some(obj)) = (&truth, value.as_object_mut()) {
+            obj.insert(
+                "truth".into(),
+                json!({
+                    "joints_compared": t.joints,
+                    "fitted_joints": t.bones,
+                    "matched": t.pairs.len(),
+                    "point_error_mean": t.point_error_mean,
+                    "rotation_deg_mean": t.rotation_deg_mean,
+                    "rotation_deg_median": t.rotation_deg_median,
+                    "joint_position_error_mean": t.joint_position_error_mean,
+                }),
+            );
+        }
+        return Ok(serde_json::to_string_pretty(&value)? + "\n");
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {frame_count} frames × {} vertices, anchor frame {anchor}",
+        args.input.display(),
+        anchor_positions.len()
+    );
+    let _ = writeln!(
+        out,
+        "  rig: {joints} joints ({template}, {weighted} weighted), {} skin, in {rig_s:.2} s",
+        solver.name()
+    );
+    let _ = writeln!(
+        out,
+        "  fit: {} joints animated, {:.1} sweeps per frame: RMSE {rmse:.3e}, max {max:.3e} (normalised), \
+         {fit_s:.2} s; skeleton and skin fixed over frames (PJDD 0, temporal skin error 0)",
+        fitter.moving_joints().len(),
+        sweeps_mean
+    );
+    if let Some(t) = &truth {
+        let _ = writeln!(
+            out,
+            "  truth: {} weighted joints vs {} fitted, {} matched: rotation {:.2}° mean ({:.2}° median), \
+             point error {:.3e}, joint positions {:.3e} (normalised)",
+            t.joints,
+            t.bones,
+            t.pairs.len(),
+            t.rotation_deg_mean,
+            t.rotation_deg_median,
+            t.point_error_mean,
+            t.joint_position_error_mean.unwrap_or(f64::NAN)
+        );
+    }
+    let _ = writeln!(out, "wrote {} in {total_s:.2} s", args.output.display());
+    Ok(out)
+}
+
+/// Fit every frame: outward from the anchor, each frame starting from its neighbour's pose and
+/// from the bind pose (keeping the closer fit: key poses that are not a time series jump); or,
+/// given a `previous` fit of every frame, each frame from its own.
+fn fit_frames(
+    fitter: &PoseFitter,
+    source: &dyn FrameSource,
+    anchor: usize,
+    previous: Option<&[FittedPose]>,
+    options: &FitOptions,
+    bar: &ProgressBar,
+) -> Result<Vec<FittedPose>, SeqError> {
+    let frame_count = source.frame_count();
+    if let Some(previous) = previous.filter(|p| p.len() == frame_count) {
+        // Each frame from its own previous fit: independent, so in parallel.
+        return (0..frame_count)
+            .into_par_iter()
+            .map(|f| {
+                let mut frame = Vec::new();
+                source.read_frame(f, &mut frame)?;
+                let fit = fitter.fit(&frame, &previous[f].skinning, options);
+                bar.inc(1);
+                fit
+            })
+            .collect();
+    }
+    let bind = vec![Rigid::IDENTITY; fitter.joint_count()];
+    let mut fitted: Vec<Option<FittedPose>> = vec![None; frame_count];
+    let mut frame = Vec::new();
+    let order: Vec<(usize, Option<usize>)> = std::iter::once((anchor, None))
+        .chain((anchor + 1..frame_count).map(|f| (f, Some(f - 1))))
+        .chain((0..anchor).rev().map(|f| (f, Some(f + 1))))
+        .collect();
+    for (f, neighbour) in order {
+        source.read_frame(f, &mut frame)?;
+        let mut starts: Vec<&[Rigid]> = vec![&bind];
+        if let Some(n) = neighbour.and_then(|n| fitted[n].as_ref()) {
+            starts.push(&n.skinning);
+        }
+        let mut best: Option<FittedPose> = None;
+        for start in starts {
+            let fit = fitter.fit(&frame, start, options)?;
+            if best.as_ref().is_none_or(|b| fit.squared_error < b.squared_error) {
+                best = Some(fit);
+            }
+        }
+        fitted[f] = best;
+        bar.inc(1);
+    }
+    Ok(fitted.into_iter().flatten().collect())
+}
+
+/// `(RMSE, max, RMSE per frame)` of the fitted poses against the frames, in normalised units.
+fn rmse_of(
+    fitter: &PoseFitter,
+    source: &dyn FrameSource,
+    fitted: &[FittedPose],
+    scale: f32,
+) -> Result<(f64, f64, Vec<f64>), SeqError> {
+    let (mut sum, mut max, mut count) = (0.0f64, 0.0f64, 0usize);
+    let mut per_frame = Vec::with_capacity(fitted.len());
+    let mut frame = Vec::new();
+    for (f, pose) in fitted.iter().enumerate() {
+        source.read_frame(f, &mut frame)?;
+        let skinned = fitter.skinned(&pose.skinning);
+        let mut frame_sum = 0.0f64;
+        for (p, q) in skinned.iter().zip(&frame) {
+            let d = p.distance(q.as_dvec3()) * f64::from(scale);
+            frame_sum += d * d;
+            max = max.max(d);
+        }
+        sum += frame_sum;
+        count += frame.len();
+        per_frame.push((frame_sum / frame.len().max(1) as f64).sqrt());
+    }
+    Ok(((sum / count.max(1) as f64).sqrt(), max, per_frame))
+}
+
+/// Quaternions with consistent signs from key to key, so linear interpolation takes the short
+/// way between frames.
+fn continuous(rotations: impl Iterator<Item = glam::Quat>) -> Vec<glam::Quat> {
+    let mut out: Vec<glam::Quat> = Vec::new();
+    for q in rotations {
+        let q = match out.last() {
+            Some(p) if p.dot(q) < 0.0 => -q,
+            _ => q,
+        };
+        out.push(q);
+    }
+    out
+}
