@@ -2,10 +2,9 @@
 //! character by smooth skinning decomposition (rigml-seq), and optionally compare the recovered
 //! bones with the ground truth of a skinned input.
 
-use crate::seq_input::{compare_with_truth, Input};
+use crate::seq_input::{compare_with_truth, BakeArgs, Input};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use rigml_io::sequence::SequenceOptions;
 use rigml_io::SaveOptions;
 use serde_json::json;
 use std::fmt::Write;
@@ -57,15 +56,8 @@ pub struct Args {
     /// Clustering seed (0: start from the vertex nearest the centre).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Skinned input: the clip to bake.
-    #[arg(long, default_value_t = 0)]
-    pub clip: usize,
-    /// Skinned input: bake this many evenly spaced frames instead of the clip's keys.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub frames: Option<u32>,
-    /// Frame rate of the output clip (default: the input's, else 24).
-    #[arg(long)]
-    pub fps: Option<f32>,
+    #[command(flatten)]
+    pub bake: BakeArgs,
     /// OBJ folder: re-read frames from disk on every pass instead of holding them (memory: one
     /// frame per thread; slower).
     #[arg(long)]
@@ -88,10 +80,7 @@ pub fn run(args: &Args) -> Result<String> {
         bail!("{}: already exists (use --force to overwrite)", args.output.display());
     }
     let started = Instant::now();
-    let options = SequenceOptions {
-        clip: args.clip,
-        frames: args.frames.map(|n| n as usize),
-    };
+    let options = args.bake.options();
     if args.truth && !Input::is_skinned_file(&args.input) {
         bail!(
             "{}: --truth needs a skinned input (.glb, .gltf, .fbx), not {}",
@@ -133,7 +122,7 @@ pub fn run(args: &Args) -> Result<String> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "sequence".into());
-    let fps = args.fps.or(input.fps()).unwrap_or(24.0);
+    let fps = args.bake.fps.or(input.fps()).unwrap_or(24.0);
     let rig = rigml_seq::build_rig(&decomposition, &name, fps).with_context(|| format!("{}", args.input.display()))?;
     let truth = match (input.baked(), args.truth) {
         (Some((character, baked)), true) => Some(

@@ -4,7 +4,7 @@
 //! reproduces the frame (rigml-seq's pose fitting), and written as one clip with one key per
 //! frame.
 
-use crate::seq_input::{compare_with_truth, Input};
+use crate::seq_input::{compare_with_truth, BakeArgs, Input};
 use crate::skin::{solver, METHODS};
 use anyhow::{anyhow, bail, Context, Result};
 use glam::{Mat4, Vec3};
@@ -12,7 +12,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use rigml::{placer, Controls, TEMPLATES};
 use rigml_core::{Channel, ChannelValues, Clip, Interpolation, Mesh, Transform};
-use rigml_io::sequence::SequenceOptions;
 use rigml_io::{Format, SaveOptions};
 use rigml_seq::pose_fit::{FitOptions, FittedPose, PoseFitter, Rigid, WeightOptions};
 use rigml_seq::Normalisation;
@@ -90,15 +89,8 @@ pub struct Args {
     /// (per frame; unitless, as the pivot residual and the pull are both lengths squared).
     #[arg(long, default_value_t = 1e-4)]
     pub pivot_pull: f64,
-    /// Skinned input: the clip to bake.
-    #[arg(long, default_value_t = 0)]
-    pub clip: usize,
-    /// Skinned input: bake this many evenly spaced frames instead of the clip's keys.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub frames: Option<u32>,
-    /// Frame rate of the output clip (default: the input's, else 24).
-    #[arg(long)]
-    pub fps: Option<f32>,
+    #[command(flatten)]
+    pub bake: BakeArgs,
     /// Skinned input: compare the fitted joints' motion with the file's own joints (matched one
     /// to one): rotation and point errors per frame.
     #[arg(long)]
@@ -126,7 +118,7 @@ pub fn run(args: &Args) -> Result<String> {
             args.input.display()
         );
     }
-    if let Some(fps) = args.fps.filter(|f| !(f.is_finite() && *f > 0.0)) {
+    if let Some(fps) = args.bake.fps.filter(|f| !(f.is_finite() && *f > 0.0)) {
         bail!("--fps {fps}: must be a positive number");
     }
     let controls = Controls {
@@ -136,10 +128,7 @@ pub fn run(args: &Args) -> Result<String> {
     let placer = placer(&args.template, controls)?;
     let solver = solver(&args.skin, None, args.model.as_deref())?;
     let started = Instant::now();
-    let options = SequenceOptions {
-        clip: args.clip,
-        frames: args.frames.map(|n| n as usize),
-    };
+    let options = args.bake.options();
     let input = Input::load(&args.input, &options, false)?;
     let source = input.source();
     let in_file = |e: &dyn std::fmt::Display| anyhow!("{}: {e}", args.input.display());
@@ -267,7 +256,7 @@ pub fn run(args: &Args) -> Result<String> {
     let fit_s = fit_started.elapsed().as_secs_f64();
 
     // The clip: rotations of every moved joint, translations of the body roots.
-    let fps = args.fps.or(input.fps()).unwrap_or(24.0);
+    let fps = args.bake.fps.or(input.fps()).unwrap_or(24.0);
     let times: Vec<f32> = (0..frame_count).map(|f| f as f32 / fps).collect();
     let locals: Vec<Vec<Transform>> = fitted.iter().map(|p| fitter.local_pose(&p.skinning)).collect();
     let mut channels = Vec::new();

@@ -7,6 +7,30 @@ use rigml_io::sequence::{Baked, ObjFrames, SequenceOptions};
 use rigml_seq::{FrameSource, SeqError};
 use std::path::Path;
 
+/// How a skinned input is baked to frames, and the output clip's frame rate.
+#[derive(clap::Args)]
+pub struct BakeArgs {
+    /// Skinned input: the clip to bake.
+    #[arg(long, default_value_t = 0)]
+    pub clip: usize,
+    /// Skinned input: bake this many evenly spaced frames instead of the clip's keys.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub frames: Option<u32>,
+    /// Frame rate of the output clip (default: the input's, else 24).
+    #[arg(long)]
+    pub fps: Option<f32>,
+}
+
+impl BakeArgs {
+    /// The baking options of rigml-io.
+    pub fn options(&self) -> SequenceOptions {
+        SequenceOptions {
+            clip: self.clip,
+            frames: self.frames.map(|n| n as usize),
+        }
+    }
+}
+
 /// OBJ frames re-read from disk on every pass.
 pub struct Streamed(pub ObjFrames);
 

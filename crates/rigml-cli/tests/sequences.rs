@@ -46,14 +46,20 @@ fn decompose_fox_walk_writes_a_rig_and_refuses_to_clobber() {
     assert_clean_failure(&o, "fox.glb");
 }
 
-#[test]
-fn decompose_reports_bad_sequences_by_file() {
+/// A folder `seq` of two OBJ frames whose second has a vertex fewer than the first.
+fn broken_sequence() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let seq = dir.path().join("seq");
     std::fs::create_dir(&seq).unwrap();
     let tri = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 3 4\n";
     std::fs::write(seq.join("frame_000.obj"), tri).unwrap();
     std::fs::write(seq.join("frame_001.obj"), "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    dir
+}
+
+#[test]
+fn decompose_reports_bad_sequences_by_file() {
+    let dir = broken_sequence();
     let o = rigml(dir.path(), &["decompose", "seq", "--bones", "2", "-o", "out.glb"]);
     assert_clean_failure(&o, "frame_001.obj");
     let o = rigml(dir.path(), &["decompose", "missing", "--bones", "2", "-o", "out.glb"]);
@@ -206,12 +212,7 @@ fn rig_seq_recovers_the_fox_walks_joint_rotations() {
 
 #[test]
 fn rig_seq_refuses_bad_requests_by_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let seq = dir.path().join("seq");
-    std::fs::create_dir(&seq).unwrap();
-    let tri = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 3 4\n";
-    std::fs::write(seq.join("frame_000.obj"), tri).unwrap();
-    std::fs::write(seq.join("frame_001.obj"), "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    let dir = broken_sequence();
     let o = rigml(dir.path(), &["rig-seq", "seq", "-o", "out.glb"]);
     assert_clean_failure(&o, "seq");
     let o = rigml(dir.path(), &["rig-seq", "seq", "--truth", "-o", "out.glb"]);
