@@ -29,18 +29,22 @@ SEQ is a folder of OBJ frames with one topology (frame files in natural order; a
 beside them is ignored), an Alembic (Ogawa) mesh cache .abc, or a skinned .glb/.gltf/.fbx whose
 clip is baked to frames with its own skin (its own rig is then used only by --truth).
 
-The anchor frame (largest surface area) is rigged as `rigml rig` rigs a mesh: the skeleton is
-placed by --template (a standing humanoid gets Mixamo names and can be retargeted) and skinned
-once by --skin. Each frame is then matched by posing that rig: joint rotations about the joints
-(the bones keep their lengths) and a translation of the body root, fitted to the frame's vertices
-by sweeps of weighted Procrustes from the root outward, each frame starting from its neighbour's
-pose. The output's mesh is the anchor frame, its clip has one key per frame.
+The anchor frame (largest surface area; --anchor picks another, --rest rigs a rest mesh given
+beside the frames instead) is rigged as `rigml rig` rigs a mesh: the skeleton is placed by
+--template and skinned once by --skin. A standing humanoid (feet down, arms out) gets Mixamo
+names and can be retargeted; when the largest frame is not one (a walk's stride), --template
+humanoid rigs the largest frame that is (a capture's T-pose). Other rigs' joints then move to the
+pivots the sequence turns them about (--keep-joints leaves them; a humanoid's stay, for
+retargeting). Each frame is matched by posing that rig: joint rotations about the joints (the
+bones keep their lengths) and a translation of the body root, by sweeps of weighted Procrustes
+from the root outward. The weights are refitted to those poses --refine times (the poses after
+each). The output's mesh is the rigged frame, its clip has one key per frame.
 
-Reported: the reconstruction RMSE of the posed rig against the frames (METRICS.md §6 units: the
-anchor's longest bounding-box side is 1), which `rigml decompose` with as many bones bounds from
-below (free bones fit more closely than a connected skeleton); the skeleton's temporal stability
-(PJDD) and the temporal skinning error are 0 by construction (one skeleton and one skin for every
-frame).
+Reported: the reconstruction RMSE of the posed rig against the frames, per round and per frame
+(METRICS.md §6 units: the largest frame's longest bounding-box side is 1; compare with `rigml
+decompose` at as many bones, whose free bones have more freedom than a connected skeleton); the
+skeleton's temporal stability (PJDD) and the temporal skinning error are 0 by construction (one
+skeleton and one skin for every frame).
 
 Examples:
   rigml rig-seq sequences/horse_gallop -o horse-rig.glb
@@ -74,6 +78,14 @@ pub struct Args {
     /// Most fitting sweeps over the joints per frame.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=10_000))]
     pub sweeps: u16,
+    /// The frame to rig (default: the frame of largest area; with --template humanoid, the
+    /// largest that is a standing humanoid when that one is not).
+    #[arg(long, value_name = "FRAME", conflicts_with = "rest")]
+    pub anchor: Option<usize>,
+    /// Rig this mesh instead of a frame: the same vertices in a rest pose (a capture's T-pose, a
+    /// sequence's reference.obj); every frame is then fitted from it.
+    #[arg(long, value_name = "MESH", conflicts_with = "truth")]
+    pub rest: Option<PathBuf>,
     /// Rounds of refitting the skin weights to the fitted poses of every frame (then the poses
     /// to the new weights); 0 keeps the anchor's weights from --skin as they are.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(0..=100))]
@@ -82,7 +94,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1e-4)]
     pub weight_prior: f64,
     /// Keep the joints where the template placed them (by default each joint moves to the pivot
-    /// its two bones turn about in the sequence, found from a free-bone fit).
+    /// its two bones turn about in the sequence, found from a free-bone fit; a humanoid's
+    /// joints always stay, for retargeting).
     #[arg(long)]
     pub keep_joints: bool,
     /// How strongly joints stay where the template placed them when moved to their pivots
@@ -132,15 +145,52 @@ pub fn run(args: &Args) -> Result<String> {
     let input = Input::load(&args.input, &options, false)?;
     let source = input.source();
     let in_file = |e: &dyn std::fmt::Display| anyhow!("{}: {e}", args.input.display());
-    let (anchor, anchor_positions) = rigml_seq::source::anchor(source).map_err(|e| in_file(&e))?;
-    let normalisation = Normalisation::of_frame(&anchor_positions)
-        .ok_or_else(|| in_file(&format!("anchor frame {anchor} has no extent")))?;
+    // METRICS.md §6's anchor (largest area) sets the units of every error reported.
+    let (largest, largest_positions) = rigml_seq::source::anchor(source).map_err(|e| in_file(&e))?;
+    let normalisation = Normalisation::of_frame(&largest_positions)
+        .ok_or_else(|| in_file(&format!("anchor frame {largest} has no extent")))?;
     let frame_count = source.frame_count();
     let load_s = started.elapsed().as_secs_f64();
+    let rest_mesh = match &args.rest {
+        Some(path) => {
+            let mesh = rigml_io::load(path)?.mesh;
+            if mesh.vertex_count() != source.vertex_count() {
+                bail!(
+                    "{}: {} vertices, the frames of {} have {}",
+                    path.display(),
+                    mesh.vertex_count(),
+                    args.input.display(),
+                    source.vertex_count()
+                );
+            }
+            Some(mesh)
+        }
+        None => None,
+    };
+    // The frame rigged (with --rest, none: the fits start at the largest frame).
+    let (anchor, anchor_rule) = match &rest_mesh {
+        Some(_) => (largest, "the --rest mesh"),
+        None => choose_anchor(args, source, largest).map_err(|e| in_file(&e))?,
+    };
+    let anchor_positions = match &rest_mesh {
+        Some(mesh) => mesh.positions.clone(),
+        None if anchor == largest => largest_positions,
+        None => {
+            let mut positions = Vec::new();
+            source.read_frame(anchor, &mut positions).map_err(|e| in_file(&e))?;
+            positions
+        }
+    };
+    let rigged_frame = rest_mesh.is_none().then_some(anchor);
+    let rigged_label = match rigged_frame {
+        Some(f) => format!("anchor frame {f}"),
+        None => "the rest mesh".to_string(),
+    };
 
     // The anchor frame as a mesh: a skinned input keeps its UVs and materials.
-    let mesh = match input.baked() {
-        Some((character, _)) if character.mesh.vertex_count() == anchor_positions.len() => {
+    let mesh = match (rest_mesh, input.baked()) {
+        (Some(mesh), _) => mesh,
+        (None, Some((character, _))) if character.mesh.vertex_count() == anchor_positions.len() => {
             let mut mesh = character.mesh.clone();
             mesh.positions = anchor_positions.clone();
             if !mesh.normals.is_empty() {
@@ -148,7 +198,7 @@ pub fn run(args: &Args) -> Result<String> {
             }
             mesh
         }
-        _ => Mesh {
+        (None, _) => Mesh {
             positions: anchor_positions.clone(),
             triangles: source.triangles().to_vec(),
             ..Mesh::default()
@@ -164,11 +214,7 @@ pub fn run(args: &Args) -> Result<String> {
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(120));
-    bar.set_message(format!(
-        "rigging anchor frame {anchor} ({}, {})",
-        placer.name(),
-        solver.name()
-    ));
+    bar.set_message(format!("rigging {rigged_label} ({}, {})", placer.name(), solver.name()));
     let rig_started = Instant::now();
     let solve_options = SolveOptions {
         max_influences: usize::from(args.max_influences),
@@ -182,7 +228,7 @@ pub fn run(args: &Args) -> Result<String> {
         &solve_options,
         &mut |_| {},
     )
-    .map_err(|e| in_file(&format!("anchor frame {anchor}: {e}")));
+    .map_err(|e| in_file(&format!("{rigged_label}: {e}")));
     let rigml_rig::Rigged {
         mut character,
         template,
@@ -215,7 +261,13 @@ pub fn run(args: &Args) -> Result<String> {
     );
     bar.set_length((frame_count * (rounds + 1)) as u64);
     bar.set_position(0);
-    if !args.keep_joints {
+    // Per frame, a connected pose near the free bones' (a third start for the first fit).
+    let mut free_starts: Vec<Vec<Rigid>> = Vec::new();
+    // A humanoid keeps the template's joints: the retargeter reads its proportions and mirror
+    // symmetry, which pivots fitted joint by joint break (the Knight's walk, retargeted from a
+    // rig with moved joints, splayed the legs sideways).
+    let move_joints = !args.keep_joints && template != "humanoid";
+    if move_joints {
         // Free bones first: where each joint's bone and its parent's move alike is its pivot.
         bar.set_length((frame_count * (rounds + 2)) as u64);
         bar.set_message("free bones, for the joints' pivots".to_string());
@@ -223,14 +275,16 @@ pub fn run(args: &Args) -> Result<String> {
             free: true,
             ..fit_options
         };
-        let loose = fit_frames(&fitter, source, anchor, None, &free, &bar).map_err(|e| in_file(&e))?;
+        let loose = fit_frames(&fitter, source, anchor, None, &[], &free, &bar).map_err(|e| in_file(&e))?;
         let poses: Vec<Vec<Rigid>> = loose.into_iter().map(|p| p.skinning).collect();
         let (skeleton, moved) = fitter.with_pivots(&poses, args.pivot_pull).map_err(|e| in_file(&e))?;
         character.skeleton = skeleton;
         fitter = moved;
+        free_starts = poses.iter().map(|p| fitter.connected(p)).collect();
     }
     bar.set_message("poses".to_string());
-    let mut fitted = fit_frames(&fitter, source, anchor, None, &fit_options, &bar).map_err(|e| in_file(&e))?;
+    let mut fitted =
+        fit_frames(&fitter, source, anchor, None, &free_starts, &fit_options, &bar).map_err(|e| in_file(&e))?;
     let mut skin = skin;
     let mut history = vec![
         rmse_of(&fitter, source, &fitted, normalisation.scale)
@@ -244,7 +298,8 @@ pub fn run(args: &Args) -> Result<String> {
             .reweighted(source, &poses, &weight_options)
             .map_err(|e| in_file(&e))?;
         (skin, fitter) = (next_skin, next_fitter);
-        fitted = fit_frames(&fitter, source, anchor, Some(&fitted), &fit_options, &bar).map_err(|e| in_file(&e))?;
+        fitted =
+            fit_frames(&fitter, source, anchor, Some(&fitted), &[], &fit_options, &bar).map_err(|e| in_file(&e))?;
         history.push(
             rmse_of(&fitter, source, &fitted, normalisation.scale)
                 .map_err(|e| in_file(&e))?
@@ -320,7 +375,9 @@ pub fn run(args: &Args) -> Result<String> {
             "output": args.output.display().to_string(),
             "frames": frame_count,
             "vertices": anchor_positions.len(),
-            "anchor_frame": anchor,
+            "anchor_frame": rigged_frame,
+            "anchor_rule": anchor_rule,
+            "largest_area_frame": largest,
             "template": template,
             "skin": solver.name(),
             "joints": joints,
@@ -363,7 +420,7 @@ pub fn run(args: &Args) -> Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}: {frame_count} frames × {} vertices, anchor frame {anchor}",
+        "{}: {frame_count} frames × {} vertices, rigged {rigged_label} ({anchor_rule})",
         args.input.display(),
         anchor_positions.len()
     );
@@ -397,14 +454,71 @@ pub fn run(args: &Args) -> Result<String> {
     Ok(out)
 }
 
+/// Frames tried, by area, for a standing humanoid when the largest is not one.
+const HUMANOID_TRIES: usize = 32;
+
+/// The frame to rig and why: `--anchor`, else the largest-area frame; for the humanoid
+/// template, when that frame is not a standing humanoid (a walk's stride), the largest of the
+/// [`HUMANOID_TRIES`] largest frames that is one (a capture's T-pose).
+fn choose_anchor(args: &Args, source: &dyn FrameSource, largest: usize) -> Result<(usize, &'static str)> {
+    let frames = source.frame_count();
+    if let Some(f) = args.anchor {
+        if f >= frames {
+            bail!(
+                "--anchor {f}: the sequence has {frames} frames (0 to {})",
+                frames.saturating_sub(1)
+            );
+        }
+        return Ok((f, "given by --anchor"));
+    }
+    // Only when asked for: the detector, tried on many frames of a quadruped's run, finds a
+    // "standing humanoid" in some (measured on the fox's walk and survey).
+    if args.template != "humanoid" {
+        return Ok((largest, "largest area"));
+    }
+    let mesh_of = |f: usize| -> Result<Mesh> {
+        let mut positions = Vec::new();
+        source.read_frame(f, &mut positions)?;
+        Ok(Mesh {
+            positions,
+            triangles: source.triangles().to_vec(),
+            ..Mesh::default()
+        })
+    };
+    let standing =
+        |f: usize| -> Result<bool> { Ok(rigml_rig::looks_humanoid(&mesh_of(f)?).is_ok_and(|c| c.is_humanoid())) };
+    if standing(largest)? {
+        return Ok((largest, "largest area"));
+    }
+    let mut by_area: Vec<(usize, f64)> = Vec::with_capacity(frames);
+    let mut frame = Vec::new();
+    for f in 0..frames {
+        source.read_frame(f, &mut frame)?;
+        by_area.push((f, rigml_seq::source::total_area(&frame, source.triangles())));
+    }
+    by_area.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    for &(f, _) in by_area.iter().filter(|(f, _)| *f != largest).take(HUMANOID_TRIES - 1) {
+        if standing(f)? {
+            return Ok((f, "largest area that is a standing humanoid"));
+        }
+    }
+    bail!(
+        "none of the {} largest frames is a standing humanoid (feet down, arms out); give the frame \
+         to rig with --anchor or a rest mesh with --rest, or use --template auto",
+        HUMANOID_TRIES.min(frames)
+    )
+}
+
 /// Fit every frame: outward from the anchor, each frame starting from its neighbour's pose and
-/// from the bind pose (keeping the closer fit: key poses that are not a time series jump); or,
-/// given a `previous` fit of every frame, each frame from its own.
+/// from the bind pose and from `extra_starts[f]` if given (keeping the closest fit: key poses
+/// that are not a time series jump); or, given a `previous` fit of every frame, each frame from
+/// its own.
 fn fit_frames(
     fitter: &PoseFitter,
     source: &dyn FrameSource,
     anchor: usize,
     previous: Option<&[FittedPose]>,
+    extra_starts: &[Vec<Rigid>],
     options: &FitOptions,
     bar: &ProgressBar,
 ) -> Result<Vec<FittedPose>, SeqError> {
@@ -434,6 +548,9 @@ fn fit_frames(
         let mut starts: Vec<&[Rigid]> = vec![&bind];
         if let Some(n) = neighbour.and_then(|n| fitted[n].as_ref()) {
             starts.push(&n.skinning);
+        }
+        if let Some(extra) = extra_starts.get(f) {
+            starts.push(extra);
         }
         let mut best: Option<FittedPose> = None;
         for start in starts {

@@ -190,6 +190,32 @@ impl PoseFitter {
         })
     }
 
+    /// A connected pose near free bones' (fits with [`FitOptions::free`]): every joint keeps
+    /// its free bone's rotation, and its translation is set, root outward, so that the joint
+    /// sits where its parent carries it (the roots and the joints that translate keep theirs).
+    /// A start for the connected fit that the hierarchy's coupling cannot mislead.
+    pub fn connected(&self, free: &[Rigid]) -> Vec<Rigid> {
+        let mut out = free.to_vec();
+        let translating: Vec<usize> = self.translating_joints();
+        for j in topological(&self.skeleton.parents) {
+            let Some(p) = self.skeleton.parents[j] else { continue };
+            if translating.contains(&j) {
+                continue;
+            }
+            let pivot = self.joint_bind[j];
+            let r = if self.blocks.iter().any(|b| b.joint == j) {
+                out[j].r
+            } else {
+                out[p].r
+            };
+            out[j] = Rigid {
+                r,
+                t: out[p].apply(pivot) - r * pivot,
+            };
+        }
+        out
+    }
+
     /// Joints of the rig.
     pub fn joint_count(&self) -> usize {
         self.skeleton.joint_count()
@@ -812,5 +838,35 @@ mod tests {
         assert!(fitter
             .reweighted(&sequence_of(frames[1..].to_vec()), &poses, &options)
             .is_err());
+    }
+
+    #[test]
+    fn connected_rechains_free_bones_at_the_joints() {
+        let (skeleton, skin, rest) = chain();
+        let mut pose = Pose::bind(&skeleton);
+        pose.local[0].translation = Vec3::new(0.2, 0.1, 0.0);
+        pose.local[1].rotation = Quat::from_rotation_z(0.6);
+        pose.local[2].rotation = Quat::from_rotation_x(0.4);
+        let truth: Vec<Rigid> = rigml_core::skinning::skinning_matrices(&skeleton, &pose)
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let (_, r, t) = m.to_scale_rotation_translation();
+                Rigid {
+                    r: r.as_dquat(),
+                    t: t.as_dvec3(),
+                }
+            })
+            .collect();
+        // Free bones drift apart at the joints; connected() puts them back together.
+        let mut free = truth.clone();
+        free[1].t += DVec3::new(0.05, -0.03, 0.02);
+        free[2].t += DVec3::new(-0.04, 0.02, 0.01);
+        let fitter = PoseFitter::new(&skeleton, &skin, &rest, &[false; 3]).unwrap();
+        let joined = fitter.connected(&free);
+        for (j, (a, b)) in joined.iter().zip(&truth).enumerate() {
+            assert!((a.t - b.t).length() < 1e-5, "joint {j}: {:?} vs {:?}", a.t, b.t);
+            assert!(a.r.abs_diff_eq(b.r, 1e-6) || a.r.abs_diff_eq(-b.r, 1e-6), "joint {j}");
+        }
     }
 }

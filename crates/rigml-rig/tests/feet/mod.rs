@@ -15,7 +15,7 @@ use rigml_eval::retarget_metrics as metrics;
 /// absolute floor for values that are ~0 on both: 0.002 H/s of skate (0.2 mm/s on a 1 m hip
 /// height) and 0.0005 H of mean penetration (half a millimetre).
 const RELATIVE: f64 = 0.05;
-const SKATE_FLOOR: f64 = 0.002;
+pub const SKATE_FLOOR: f64 = 0.002;
 const DEPTH_FLOOR: f64 = 0.0005;
 
 /// Foot scores of one retargeted character.
@@ -115,7 +115,8 @@ pub fn score(back: &Character, h_mesh: f32) -> Feet {
     }
 }
 
-fn no_worse(auto: f64, artist: f64, floor: f64) -> bool {
+/// `auto` is at most `artist` plus 5 % of it plus `floor`.
+pub fn no_worse(auto: f64, artist: f64, floor: f64) -> bool {
     auto <= artist * (1.0 + RELATIVE) + floor
 }
 
