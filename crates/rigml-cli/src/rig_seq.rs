@@ -286,11 +286,9 @@ pub fn run(args: &Args) -> Result<String> {
     let mut fitted =
         fit_frames(&fitter, source, anchor, None, &free_starts, &fit_options, &bar).map_err(|e| in_file(&e))?;
     let mut skin = skin;
-    let mut history = vec![
-        rmse_of(&fitter, source, &fitted, normalisation.scale)
-            .map_err(|e| in_file(&e))?
-            .0,
-    ];
+    // (RMSE, max, per frame) of the latest fit; its RMSE after every round.
+    let mut error = rmse_of(&fitter, source, &fitted, normalisation.scale).map_err(|e| in_file(&e))?;
+    let mut history = vec![error.0];
     for round in 0..rounds {
         bar.set_message(format!("weights and poses, round {} of {rounds}", round + 1));
         let poses: Vec<Vec<Rigid>> = fitted.iter().map(|p| p.skinning.clone()).collect();
@@ -300,11 +298,8 @@ pub fn run(args: &Args) -> Result<String> {
         (skin, fitter) = (next_skin, next_fitter);
         fitted =
             fit_frames(&fitter, source, anchor, Some(&fitted), &[], &fit_options, &bar).map_err(|e| in_file(&e))?;
-        history.push(
-            rmse_of(&fitter, source, &fitted, normalisation.scale)
-                .map_err(|e| in_file(&e))?
-                .0,
-        );
+        error = rmse_of(&fitter, source, &fitted, normalisation.scale).map_err(|e| in_file(&e))?;
+        history.push(error.0);
     }
     bar.finish_and_clear();
     character.skin = Some(skin.clone());
@@ -320,7 +315,7 @@ pub fn run(args: &Args) -> Result<String> {
             joint: j,
             interpolation: Interpolation::Linear,
             times: times.clone(),
-            values: ChannelValues::Rotation(continuous(locals.iter().map(|l| l[j].rotation))),
+            values: ChannelValues::Rotation(rigml_core::continuous_rotations(locals.iter().map(|l| l[j].rotation))),
         });
     }
     for j in fitter.translating_joints() {
@@ -338,7 +333,7 @@ pub fn run(args: &Args) -> Result<String> {
     character.validate().map_err(|e| in_file(&e))?;
 
     // Reconstruction error (METRICS.md §6): the rig posed by its own clip against the frames.
-    let (rmse, max, per_frame) = rmse_of(&fitter, source, &fitted, normalisation.scale).map_err(|e| in_file(&e))?;
+    let (rmse, max, per_frame) = error;
     let weighted = skin.joints_used(joints).iter().filter(|u| **u).count();
     let truth = match (input.baked(), args.truth) {
         (Some((original, baked)), true) => {
@@ -589,18 +584,4 @@ fn rmse_of(
         per_frame.push((frame_sum / frame.len().max(1) as f64).sqrt());
     }
     Ok(((sum / count.max(1) as f64).sqrt(), max, per_frame))
-}
-
-/// Quaternions with consistent signs from key to key, so linear interpolation takes the short
-/// way between frames.
-fn continuous(rotations: impl Iterator<Item = glam::Quat>) -> Vec<glam::Quat> {
-    let mut out: Vec<glam::Quat> = Vec::new();
-    for q in rotations {
-        let q = match out.last() {
-            Some(p) if p.dot(q) < 0.0 => -q,
-            _ => q,
-        };
-        out.push(q);
-    }
-    out
 }

@@ -254,6 +254,20 @@ fn hermite_basis(u: f32) -> (f32, f32, f32, f32) {
     )
 }
 
+/// Quaternions with signs chosen so consecutive keys are in the same hemisphere (linear
+/// interpolation then takes the short way): what a rotation channel's keys need.
+pub fn continuous_rotations(rotations: impl Iterator<Item = Quat>) -> Vec<Quat> {
+    let mut out: Vec<Quat> = Vec::new();
+    for q in rotations {
+        let q = match out.last() {
+            Some(prev) if prev.dot(q) < 0.0 => -q,
+            _ => q,
+        };
+        out.push(q);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

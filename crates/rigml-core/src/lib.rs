@@ -20,7 +20,7 @@ pub mod transform;
 
 pub use attachment::Attachment;
 pub use character::{Character, Problem};
-pub use clip::{Channel, ChannelValues, Clip, Interpolation};
+pub use clip::{continuous_rotations, Channel, ChannelValues, Clip, Interpolation};
 pub use error::CoreError;
 pub use material::{AlphaMode, Image, Material, Sampler, TextureSlot};
 pub use mesh::{Mesh, MeshPart};

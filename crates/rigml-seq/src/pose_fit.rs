@@ -19,7 +19,7 @@
 
 use crate::math::horn_rotation;
 use crate::SeqError;
-use glam::{DQuat, DVec3, Mat4, Quat, Vec3};
+use glam::{DQuat, DVec3, Mat4, Vec3};
 use rayon::prelude::*;
 use rigml_core::{Skeleton, Skin, Transform};
 
@@ -333,11 +333,6 @@ impl PoseFitter {
             })
             .collect()
     }
-
-    /// Rotation (world) of every joint at a pose, for comparisons.
-    pub fn world_rotations(&self, skinning: &[Rigid]) -> Vec<Quat> {
-        skinning.iter().map(|s| s.r.as_quat()).collect()
-    }
 }
 
 impl PoseFitter {
@@ -615,6 +610,7 @@ fn topological(parents: &[Option<usize>]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use glam::Quat;
     use rigml_core::{Pose, Skin};
 
     /// A three-joint chain along +Y with a 2-vertex-wide strip of vertices skinned smoothly.

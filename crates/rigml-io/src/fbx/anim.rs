@@ -170,7 +170,7 @@ fn sample_stack(
         channels.push(channel(ChannelValues::Translation(
             keys.iter().map(|k| k.translation).collect(),
         )));
-        channels.push(channel(ChannelValues::Rotation(continuous(
+        channels.push(channel(ChannelValues::Rotation(rigml_core::continuous_rotations(
             keys.iter().map(|k| k.rotation),
         ))));
         channels.push(channel(ChannelValues::Scale(
@@ -181,20 +181,6 @@ fn sample_stack(
         name: name.to_string(),
         channels,
     }))
-}
-
-/// Quaternions with signs chosen so consecutive keys are in the same hemisphere (linear
-/// interpolation then takes the short way).
-fn continuous(rotations: impl Iterator<Item = Quat>) -> Vec<Quat> {
-    let mut out: Vec<Quat> = Vec::new();
-    for q in rotations {
-        let q = match out.last() {
-            Some(prev) if prev.dot(q) < 0.0 => -q,
-            _ => q,
-        };
-        out.push(q);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -220,7 +206,7 @@ mod tests {
     #[test]
     fn quaternion_signs_are_made_continuous() {
         let a = Quat::from_rotation_y(0.1);
-        let out = continuous([a, -a, a].into_iter());
+        let out = rigml_core::continuous_rotations([a, -a, a].into_iter());
         assert!(out.iter().all(|q| q.dot(a) > 0.0));
     }
 }
