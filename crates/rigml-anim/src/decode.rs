@@ -50,10 +50,23 @@ struct Pin {
 /// smoothed over ±[`HIP_DROP_WINDOW`] seconds (a running maximum, then a running mean, so it
 /// still covers every frame's need) to avoid snapping the legs straight.
 pub fn decode(skeleton: &Skeleton, info: &RigInfo, clip: &RigClip, options: DecodeOptions) -> Vec<Vec<Transform>> {
+    decode_onto(skeleton, info, clip, options, &[])
+}
+
+/// [`decode`], starting every frame from `base[f]` instead of the rest pose (where `base` has
+/// that frame): joints outside the chains (fingers, twist bones, props) keep the base's local
+/// transforms. Cleaning a clip in IK-Rig space decodes onto the clip itself this way.
+pub fn decode_onto(
+    skeleton: &Skeleton,
+    info: &RigInfo,
+    clip: &RigClip,
+    options: DecodeOptions,
+    base: &[Vec<Transform>],
+) -> Vec<Vec<Transform>> {
     let n = clip.frames.len();
     let mut contacts: Vec<[bool; 4]> = clip.frames.iter().map(|f| f.contacts).collect();
     let mut drops = vec![0.0f32; n];
-    let (mut out, mut needed) = decode_pass(skeleton, info, clip, options, &contacts, &drops);
+    let (mut out, mut needed) = decode_pass(skeleton, info, clip, options, &contacts, &drops, base);
     if !options.pin_feet {
         return out;
     }
@@ -75,7 +88,7 @@ pub fn decode(skeleton: &Skeleton, info: &RigInfo, clip: &RigClip, options: Deco
             let total: Vec<f32> = drops.iter().zip(&needed).map(|(a, b)| a + b).collect();
             drops = smooth_cover(&total, half);
         }
-        (out, needed) = decode_pass(skeleton, info, clip, options, &contacts, &drops);
+        (out, needed) = decode_pass(skeleton, info, clip, options, &contacts, &drops, base);
     }
     out
 }
@@ -108,6 +121,7 @@ fn decode_pass(
     options: DecodeOptions,
     contacts: &[[bool; 4]],
     drops: &[f32],
+    base: &[Vec<Transform>],
 ) -> (Vec<Vec<Transform>>, Vec<f32>) {
     let dt = if clip.fps > 0.0 { 1.0 / clip.fps } else { 0.0 };
     let decay = if options.release_seconds > 0.0 {
@@ -120,8 +134,13 @@ fn decode_pass(
         .iter()
         .zip(contacts)
         .zip(drops)
-        .map(|((frame, contact), &drop)| {
-            let mut posed = Posed::new(skeleton, skeleton.rest_local.clone());
+        .enumerate()
+        .map(|(f, ((frame, contact), &drop))| {
+            let start = base
+                .get(f)
+                .filter(|b| b.len() == skeleton.joint_count())
+                .unwrap_or(&skeleton.rest_local);
+            let mut posed = Posed::new(skeleton, start.clone());
             let pinning = Pinning {
                 enabled: options.pin_feet,
                 contacts: *contact,

@@ -4,11 +4,14 @@
 use anyhow::{anyhow, bail, Context, Result};
 use glam::Vec3;
 use rigml_anim::cleanup::{self, contacts, CleanOptions, Filter, FootskateOptions, Frames, Leg, StepLimits};
-use rigml_anim::humanoid::{parse_map_file, skeleton_label};
+use rigml_anim::humanoid::skeleton_label;
 use rigml_anim::retarget::rig_for;
 use rigml_core::Skeleton;
 use rigml_eval::retarget_metrics::{foot_skate, jitter};
 use rigml_io::{Format, SaveOptions};
+use rigml_motion::data::Source;
+use rigml_motion::denoise::{denoise, DenoiseOptions};
+use rigml_motion::MotionModel;
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -24,19 +27,33 @@ Examples:
   rigml clean walk.bvh -o walk-clean.bvh --filter savgol --cutoff 8 --json
   rigml clean walk.bvh -o walk-smooth.bvh --filter one-euro --cutoff 2 --beta 1 --no-footskate
   rigml clean dance.bvh -o dance-clean.bvh --map dance-roles.txt --force
+  rigml clean walk.bvh -o walk-clean.bvh --method learned
+  rigml clean walk.bvh -o walk-clean.bvh --method learned --model motion.safetensors --json
 
 Filters act on every animated joint's rotation (hemisphere-aligned quaternions, renormalised)
 and translation. butterworth: zero-phase (forward-backward), cutoff in Hz (default 6);
 savgol: Savitzky-Golay, cubic by default, window from --cutoff (default 6 Hz) or --window;
 one-euro: the adaptive 1€ filter (causal), --cutoff is its minimum cutoff (default 2 Hz).
 Foot skate is removed by pinning each ankle/toe during its contacts (height < 0.05 H above the
-joint's floor and speed < 0.5 H/s, with hysteresis) and solving hip-knee-ankle IK.")]
+joint's floor and speed < 0.5 H/s, with hysteresis) and solving hip-knee-ankle IK.
+--method learned (humanoids): the motion model (docs/model-card-motion.md) corrects the clip in
+IK-Rig space at 30 fps, finds the contacts of ankles and toes, and the clip is decoded back onto
+its own skeleton with the feet pinned during those contacts; joints outside the IK-Rig chains
+(fingers, twist bones) keep their input rotations. The filter flags do not apply to it.")]
 pub struct Args {
     /// The clip to clean: a BVH file, or any file with a skeleton and a clip (the first is cleaned).
     pub input: PathBuf,
     /// Where to write the cleaned clip (.bvh keeps the input's rotation orders; .glb, .gltf).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// filter: smooth with --filter and remove foot skate by threshold contacts; learned: the
+    /// learned motion model (denoising and contacts in IK-Rig space; humanoids).
+    #[arg(long, default_value = "filter", value_parser = ["filter", "learned"])]
+    pub method: String,
+    /// With --method learned: a motion model file (from rigml train-motion) instead of the
+    /// built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
     /// Smoothing filter.
     #[arg(long, default_value = "butterworth", value_parser = clap::builder::PossibleValuesParser::new(FILTERS))]
     pub filter: String,
@@ -176,13 +193,7 @@ fn describe(filter: &Option<Filter>) -> String {
 
 /// The legs and hip height `H` of a humanoid skeleton (with `--map` overrides).
 fn legs_of(args: &Args, skeleton: &Skeleton) -> Result<(Vec<Leg>, f32)> {
-    let overrides = match &args.map {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
-            parse_map_file(&text, &path.display().to_string())?
-        }
-        None => Vec::new(),
-    };
+    let overrides = crate::retarget::read_map(args.map.as_deref())?;
     let asset = format!("{}: {}", args.input.display(), skeleton_label(skeleton));
     let info = rig_for(skeleton, &overrides, &asset)
         .map_err(|e| anyhow!("{e} (pass --map FILE to name the leg joints, or --no-footskate)"))?;
@@ -231,6 +242,12 @@ pub fn run(args: &Args) -> Result<String> {
     let Some(clip) = character.clips.first().cloned() else {
         bail!("{input}: has no animation clip to clean");
     };
+    if args.method == "learned" {
+        return run_learned(args, &mut character, clip);
+    }
+    if args.model.is_some() {
+        bail!("--model names a motion model for --method learned");
+    }
     let (legs, h) = if args.no_footskate {
         // A humanoid still gives H and the feet to measure; anything else is scaled by its size.
         legs_of(args, &skeleton).unwrap_or_else(|_| (Vec::new(), cleanup::rest_size(&skeleton)))
@@ -396,4 +413,149 @@ pub fn run(args: &Args) -> Result<String> {
     );
     let _ = writeln!(out, "wrote {}", args.output.display());
     Ok(out)
+}
+
+#[derive(Serialize)]
+struct LearnedReport {
+    input: String,
+    output: String,
+    clip: String,
+    frames: usize,
+    fps: f32,
+    hip_height: f32,
+    method: String,
+    model: String,
+    footskate: bool,
+    /// Contacts the model found: ankles and toes.
+    contacts: Vec<JointContacts>,
+    before: Measures,
+    after: Measures,
+}
+
+/// `--method learned`: denoise in IK-Rig space with the motion model, decode onto the clip's
+/// own skeleton (feet pinned where the model finds contacts), save, report.
+fn run_learned(args: &Args, character: &mut rigml_core::Character, clip: rigml_core::Clip) -> Result<String> {
+    let input = args.input.display().to_string();
+    if args.cutoff.is_some() || args.order.is_some() || args.window.is_some() || args.lower_hips {
+        bail!("--cutoff, --order, --window and --lower-hips belong to --method filter");
+    }
+    let skeleton = character.skeleton.clone();
+    let overrides = crate::retarget::read_map(args.map.as_deref())?;
+    let asset = format!("{input}: {}", skeleton_label(&skeleton));
+    let info = rig_for(&skeleton, &overrides, &asset)
+        .map_err(|e| anyhow!("{e} (--method learned works on humanoids; pass --map FILE to name their joints)"))?;
+    let legs = Leg::from_humanoid(&info.map, &skeleton).map_err(|e| anyhow!("{input}: {e}"))?;
+    let (model, model_name) = match &args.model {
+        Some(path) => (MotionModel::load(path)?, path.display().to_string()),
+        None => (MotionModel::default_model()?, "built-in".to_string()),
+    };
+    let h = info.hip_height;
+    let source = Source {
+        name: input.clone(),
+        skeleton: skeleton.clone(),
+        clip: clip.clone(),
+        info,
+    };
+    let frames = source.frames()?;
+    let options = DenoiseOptions {
+        pin_feet: !args.no_footskate,
+        ..DenoiseOptions::default()
+    };
+    let out = denoise(&model, &source, &frames, &options)?;
+    let start = frames.times.first().copied().unwrap_or(0.0);
+    let before = Frames {
+        fps: frames.fps,
+        start,
+        poses: frames.poses.iter().map(|p| p.local.clone()).collect(),
+    };
+    let after = Frames {
+        fps: frames.fps,
+        start,
+        poses: out.poses.clone(),
+    };
+    if let Some(first) = character.clips.first_mut() {
+        *first = after.to_clip(&clip);
+    }
+    save(args, character)?;
+    let names = ["left ankle", "left toes", "right ankle", "right toes"];
+    let contacts = names
+        .iter()
+        .enumerate()
+        .map(|(slot, name)| {
+            let flags: Vec<bool> = out.contacts.iter().map(|c| c[slot]).collect();
+            let intervals = contacts::intervals(&flags);
+            JointContacts {
+                joint: name.to_string(),
+                intervals: intervals.iter().map(|r| [r.start, r.end]).collect(),
+                frames: flags.iter().filter(|&&c| c).count(),
+            }
+        })
+        .collect();
+    let report = LearnedReport {
+        input: input.clone(),
+        output: args.output.display().to_string(),
+        clip: clip.name.clone(),
+        frames: out.poses.len(),
+        fps: frames.fps,
+        hip_height: h,
+        method: "learned".into(),
+        model: model_name,
+        footskate: !args.no_footskate,
+        contacts,
+        before: measure(&skeleton, &before, &legs, h),
+        after: measure(&skeleton, &after, &legs, h),
+    };
+    if args.json {
+        return Ok(serde_json::to_string_pretty(&report)? + "\n");
+    }
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "{input}: clip {:?}, {} frames at {:.2} fps, hip height H = {h:.3}",
+        report.clip, report.frames, report.fps
+    );
+    let _ = writeln!(
+        text,
+        "method: learned motion model ({}), feet {}",
+        report.model,
+        if report.footskate {
+            "pinned during its contacts"
+        } else {
+            "not pinned"
+        }
+    );
+    let _ = writeln!(text, "contacts found by the model (frame ranges, end exclusive):");
+    for c in &report.contacts {
+        let ranges: Vec<std::ops::Range<usize>> = c.intervals.iter().map(|r| r[0]..r[1]).collect();
+        let _ = writeln!(
+            text,
+            "  {:<12} {:>3} contacts, {:>5} frames: {}",
+            c.joint,
+            c.intervals.len(),
+            c.frames,
+            intervals_text(&ranges)
+        );
+    }
+    let _ = writeln!(text, "                              before -> after");
+    for (label, b, a) in [
+        (
+            "jitter (H/s³)                ",
+            report.before.jitter,
+            report.after.jitter,
+        ),
+        (
+            "foot skate (H/s, ground y=0) ",
+            report.before.foot_skate,
+            report.after.foot_skate,
+        ),
+        (
+            "foot skate (H/s, own floor)  ",
+            report.before.foot_skate_floor,
+            report.after.foot_skate_floor,
+        ),
+    ] {
+        let _ = writeln!(text, "{label} {} -> {}", fmt_measure(b), fmt_measure(a));
+    }
+    let _ = writeln!(text, "wrote {}", args.output.display());
+    Ok(text)
 }

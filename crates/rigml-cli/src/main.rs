@@ -9,8 +9,11 @@ mod convert;
 mod decompose;
 mod demo;
 mod eval;
+mod eval_motion;
 mod ikrig;
+mod inbetween;
 mod inspect;
+mod motion_data;
 mod render;
 mod retarget;
 mod rig;
@@ -19,6 +22,7 @@ mod seq_input;
 mod skin;
 mod skin_seq;
 mod train;
+mod train_motion;
 mod train_skeleton;
 mod view;
 
@@ -38,7 +42,11 @@ Examples:
   rigml rig creature.obj -o creature.glb      place a skeleton in a bare mesh and skin it
   rigml train --split train --val val -o skin.safetensors
   rigml train-skeleton --split train --val val -o skel.safetensors
+  rigml train-motion --split train --val val -o motion.safetensors
   rigml clean walk.bvh -o walk-clean.bvh  smooth a mocap clip and remove foot skate
+  rigml clean walk.bvh -o walk-clean.bvh --method learned   the learned motion model
+  rigml inbetween walk.bvh --every 30 -o walk-keys.bvh      fill frames between key poses
+  rigml eval-motion --split val      score denoising and in-betweens (filters, the model)
   rigml retarget walk.bvh --to Ranger.glb -o ranger-walk.glb
   rigml ikrig encode walk.bvh -o walk.csv
   rigml view Fox.glb                  look at mesh, skeleton, weights and clips in a browser
@@ -74,6 +82,9 @@ enum Command {
     RigSeq(rig_seq::Args),
     Train(train::Args),
     TrainSkeleton(train_skeleton::Args),
+    TrainMotion(train_motion::Args),
+    EvalMotion(eval_motion::Args),
+    Inbetween(inbetween::Args),
 }
 
 fn main() -> ExitCode {
@@ -95,6 +106,9 @@ fn main() -> ExitCode {
         Command::RigSeq(args) => rig_seq::run(&args),
         Command::Train(args) => train::run(&args),
         Command::TrainSkeleton(args) => train_skeleton::run(&args),
+        Command::TrainMotion(args) => train_motion::run(&args),
+        Command::EvalMotion(args) => eval_motion::run(&args),
+        Command::Inbetween(args) => inbetween::run(&args),
     };
     match result {
         Ok(text) => print(&text),

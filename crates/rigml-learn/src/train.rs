@@ -128,6 +128,13 @@ pub struct History<L = Losses> {
     pub val: Vec<(usize, L)>,
 }
 
+/// The learning rate at `step` of `steps`: a cosine decay from `peak` to 5 % of it (every
+/// rigml training loop uses this schedule).
+pub fn cosine_rate(peak: f64, step: usize, steps: usize) -> f64 {
+    let progress = step as f64 / steps.max(1) as f64;
+    peak * (0.05 + 0.95 * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()))
+}
+
 /// Metadata key of the step count a model was saved at (for `--resume`).
 pub const KEY_STEP: &str = "rigml.train.step";
 

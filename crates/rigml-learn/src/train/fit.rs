@@ -189,8 +189,7 @@ pub fn train(
     let mut history = History::default();
     let val_limit = 20_000;
     for step in first_step..config.steps {
-        let progress = step as f64 / config.steps.max(1) as f64;
-        let lr = config.learning_rate * (0.05 + 0.95 * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()));
+        let lr = crate::train::cosine_rate(config.learning_rate, step, config.steps);
         let index: Vec<usize> = (0..config.batch).map(|_| draw.sample(&mut rng)).collect();
         let (total, kl, deform) = losses(&net, batch(train, &index, &device), config.deform_weight);
         let grads = GradientsParams::from_grads(total.backward(), &net);

@@ -122,8 +122,7 @@ pub fn train(
     };
     let mut history = History::default();
     for step in first_step..config.steps {
-        let progress = step as f64 / config.steps as f64;
-        let lr = config.learning_rate * (0.05 + 0.95 * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()));
+        let lr = crate::train::cosine_rate(config.learning_rate, step, config.steps);
         let index: Vec<usize> = (0..config.batch).map(|_| rng.random_range(0..train.len())).collect();
         let (x, t) = batch(train, &index, &device)?;
         let l = losses(&net, x, t);

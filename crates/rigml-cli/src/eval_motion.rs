@@ -1,0 +1,451 @@
+//! `rigml eval-motion --split val`: score mocap denoising on a manifest split (METRICS.md §10).
+//! Every humanoid clip of the split is damaged with each noise level of
+//! [`rigml_motion::noise::Noise::LEVELS`] (and left clean), then cleaned by each filter of
+//! `rigml clean` (with its foot-skate removal) and by the learned model; each result is compared
+//! with the clean clip: joint position error, jitter, foot skate and contact F1. Then
+//! in-betweens: keys every 5, 15 and 30 frames (at 30 fps) of each clean clip, the frames between
+//! them filled by interpolation and by the model, scored on those frames.
+
+use crate::motion_data::load_split;
+use anyhow::{bail, Result};
+use glam::Vec3;
+use rayon::prelude::*;
+use rigml_anim::cleanup::{self, contacts, CleanOptions, Filter, FootskateOptions, Leg, StepLimits};
+use rigml_anim::retarget::bake_clip;
+use rigml_anim::rig::Frames;
+use rigml_core::{Pose, Transform};
+use rigml_eval::dataset::Dataset;
+use rigml_eval::retarget_metrics::{foot_skate, jitter};
+use rigml_motion::data::{foot_contacts, Source};
+use rigml_motion::denoise::{denoise, DenoiseOptions};
+use rigml_motion::features::MODEL_FPS;
+use rigml_motion::inbetween::{inbetween, interpolate_keys};
+use rigml_motion::noise::{corrupt, Noise};
+use rigml_motion::MotionModel;
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Score mocap denoising (filters and the learned model) on a manifest split.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  rigml eval-motion --split val
+  rigml eval-motion --split val --model motion.safetensors --json
+Noise levels: none (the clean clip), then jitter 1°, 2° and 4° per axis on every joint, the last
+two with marker-swap spikes, dropped frames and foot sliding (docs/METRICS.md §10). Methods: the
+damaged clip as it is, `rigml clean`'s filters (butterworth 6 Hz, savgol 6 Hz, one-euro) each
+with foot-skate removal, as `rigml clean` runs them and with its step limits off (-nocut: heavy
+jitter trips the pose-speed limit on every frame, and then nothing is smoothed), and the
+learned model (rigml clean --method learned).")]
+pub struct Args {
+    /// The data folder holding manifest.tsv, or the manifest itself.
+    #[arg(long, default_value = "../shared/data")]
+    pub data: PathBuf,
+    /// Split to score (test: for reporting only).
+    #[arg(long, default_value = "val", value_parser = ["train", "val", "test"])]
+    pub split: String,
+    /// A motion model file instead of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
+    /// Below this frequency (Hz) the cleaned root path follows the clip, above it the model.
+    #[arg(long, value_name = "HZ", default_value_t = DenoiseOptions::default().root_cutoff)]
+    pub root_cutoff: f64,
+    /// Seed of the damage.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Scores of one method on one clip at one noise level.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Score {
+    /// Mean distance of the humanoid's mapped joints from the clean clip's, in leg lengths.
+    pub joint_error: f64,
+    /// METRICS.md §7 jitter of the mapped joints, hip heights per s³.
+    pub jitter: f64,
+    /// METRICS.md §7 foot skate of the ankles and toes above their own floor, hip heights per s.
+    pub skate: f64,
+    /// F1 of the contacts (ankles and toes) against the clean clip's.
+    pub contact_f1: f64,
+}
+
+#[derive(Serialize)]
+struct Row {
+    level: String,
+    method: String,
+    clips: usize,
+    mean: Score,
+}
+
+#[derive(Serialize)]
+struct Report {
+    split: String,
+    model: String,
+    clips: Vec<String>,
+    skipped: Vec<(String, String)>,
+    rows: Vec<Row>,
+    /// In-betweens at each key spacing: interpolation and the model.
+    inbetweens: Vec<InbetweenRow>,
+    /// Seconds of clip the learned model cleans per second of CPU time (one thread at a time per clip).
+    learned_speed: f64,
+}
+
+const METHODS: [&str; 8] = [
+    "damaged",
+    "butterworth",
+    "savgol",
+    "one-euro",
+    "butterworth-nocut",
+    "savgol-nocut",
+    "one-euro-nocut",
+    "learned",
+];
+
+/// The `-nocut` filters run without step limits: under heavy jitter at 120 fps every frame
+/// exceeds `rigml clean`'s pose-speed limit, so its filters cut everywhere and smooth nothing;
+/// these variants show what the filters themselves can do.
+use rigml_motion::data::NO_CUTS;
+
+fn filter_of(method: &str, fps: f64) -> Option<Filter> {
+    match method.trim_end_matches("-nocut") {
+        "butterworth" => Some(Filter::Butterworth { cutoff: 6.0, order: 2 }),
+        "savgol" => Filter::savgol_for_cutoff(6.0, 3, fps).ok(),
+        "one-euro" => Some(Filter::one_euro(2.0, 1.0)),
+        _ => None,
+    }
+}
+
+fn positions(source: &Source, poses: &[Vec<Transform>]) -> Vec<Vec<Vec3>> {
+    poses
+        .iter()
+        .map(|p| {
+            source
+                .skeleton
+                .world_matrices(p)
+                .iter()
+                .map(|m| m.w_axis.truncate())
+                .collect()
+        })
+        .collect()
+}
+
+/// F1 of predicted against true contact flags.
+pub fn f1(predicted: &[[bool; 4]], truth: &[[bool; 4]]) -> f64 {
+    let (mut tp, mut fp, mut fneg) = (0.0, 0.0, 0.0);
+    for (p, t) in predicted.iter().zip(truth) {
+        for s in 0..4 {
+            match (p[s], t[s]) {
+                (true, true) => tp += 1.0,
+                (true, false) => fp += 1.0,
+                (false, true) => fneg += 1.0,
+                _ => {}
+            }
+        }
+    }
+    if tp + fp + fneg == 0.0 {
+        1.0
+    } else {
+        2.0 * tp / (2.0 * tp + fp + fneg)
+    }
+}
+
+/// Score `poses` (with `contacts`, or contacts found on them by the threshold rule) against
+/// the clean frames.
+fn score(source: &Source, clean: &Frames, poses: &[Vec<Transform>], contacts_used: Option<&[[bool; 4]]>) -> Score {
+    score_frames(source, clean, poses, contacts_used, None)
+}
+
+/// [`score`] with the joint error over the frames `counted` marks only (all when `None`).
+fn score_frames(
+    source: &Source,
+    clean: &Frames,
+    poses: &[Vec<Transform>],
+    contacts_used: Option<&[[bool; 4]]>,
+    counted: Option<&[bool]>,
+) -> Score {
+    let info = &source.info;
+    let map = &info.map;
+    let joints: Vec<usize> = map.roles().into_iter().map(|(_, j)| j).collect();
+    let clean_poses: Vec<Vec<Transform>> = clean.poses.iter().map(|p| p.local.clone()).collect();
+    let (pc, po) = (positions(source, &clean_poses), positions(source, poses));
+    let leg = 0.5
+        * (info.chain_length(rigml_anim::humanoid::ChainKind::LeftLeg)
+            + info.chain_length(rigml_anim::humanoid::ChainKind::RightLeg));
+    let n = pc.len().min(po.len());
+    let mut error = 0.0f64;
+    let mut frames = 0usize;
+    for f in 0..n {
+        if counted.is_some_and(|c| !c.get(f).copied().unwrap_or(false)) {
+            continue;
+        }
+        frames += 1;
+        for &j in &joints {
+            error += f64::from(pc[f][j].distance(po[f][j]));
+        }
+    }
+    let error = error / (frames * joints.len()).max(1) as f64 / f64::from(leg.max(1e-6));
+    let h = info.hip_height;
+    let facing_inv = info.facing.inverse();
+    let mapped: Vec<Vec<Vec3>> = po
+        .iter()
+        .map(|p| joints.iter().map(|&j| facing_inv * p[j]).collect())
+        .collect();
+    let feet: Vec<Vec<Vec3>> = Leg::from_humanoid(map, &source.skeleton)
+        .map(|legs| cleanup::foot_tracks(&po, &legs))
+        .unwrap_or_default()
+        .iter()
+        .map(|t| contacts::floor_relative(&t.iter().map(|p| facing_inv * *p).collect::<Vec<_>>()))
+        .collect();
+    let as_frames = |poses: &[Vec<Transform>]| Frames {
+        fps: clean.fps,
+        times: clean.times.clone(),
+        poses: poses.iter().map(|l| Pose { local: l.clone() }).collect(),
+    };
+    let truth = foot_contacts(source, clean);
+    let found: Vec<[bool; 4]> = match contacts_used {
+        Some(c) => c.to_vec(),
+        None => foot_contacts(source, &as_frames(poses)),
+    };
+    Score {
+        joint_error: error,
+        jitter: jitter(&mapped, h, clean.fps).unwrap_or(0.0),
+        skate: foot_skate(&feet, h, clean.fps).unwrap_or(0.0),
+        contact_f1: f1(&found, &truth),
+    }
+}
+
+/// Every method's score on one clip at one level, and the learned model's seconds.
+fn run_clip(
+    model: &MotionModel,
+    source: &Source,
+    level: Option<&Noise>,
+    seed: u64,
+    options: &DenoiseOptions,
+) -> Result<(Vec<Score>, f64)> {
+    let clean = source.frames()?;
+    let mut damaged = clean.clone();
+    if let Some(noise) = level {
+        let up = source.info.facing * Vec3::Y;
+        corrupt(
+            &source.skeleton,
+            &mut damaged.poses,
+            clean.fps,
+            up,
+            source.info.hip_height,
+            noise,
+            seed,
+        );
+    }
+    let damaged_poses: Vec<Vec<Transform>> = damaged.poses.iter().map(|p| p.local.clone()).collect();
+    let times: Vec<f32> = damaged.times.iter().map(|t| t - damaged.times[0]).collect();
+    let clip = bake_clip(&source.skeleton, &times, &damaged_poses, &source.name);
+    let legs = Leg::from_humanoid(&source.info.map, &source.skeleton)?;
+    let mut scores = Vec::new();
+    let mut seconds = 0.0;
+    for method in METHODS {
+        let s = match method {
+            "damaged" => score(source, &clean, &damaged_poses, None),
+            "learned" => {
+                let started = Instant::now();
+                let out = denoise(model, source, &damaged, options)?;
+                seconds = started.elapsed().as_secs_f64();
+                score(source, &clean, &out.poses, Some(&out.contacts))
+            }
+            filter => {
+                let options = CleanOptions {
+                    filter: filter_of(filter, f64::from(clean.fps)),
+                    footskate: Some(FootskateOptions::default()),
+                    limits: if filter.ends_with("-nocut") {
+                        NO_CUTS
+                    } else {
+                        StepLimits::default()
+                    },
+                };
+                let cleaned = cleanup::clean(&source.skeleton, &clip, &legs, source.info.hip_height, &options)?;
+                score(source, &clean, &cleaned.frames.poses, None)
+            }
+        };
+        scores.push(s);
+    }
+    Ok((scores, seconds))
+}
+
+/// Key spacings of the in-between evaluation, in frames at 30 fps (LAFAN1's protocol).
+pub const SPACINGS: [usize; 3] = [5, 15, 30];
+
+#[derive(Serialize)]
+struct InbetweenRow {
+    /// Key spacing in frames at 30 fps.
+    spacing: usize,
+    method: String,
+    clips: usize,
+    /// Joint error over the frames between keys (leg lengths).
+    joint_error: f64,
+    /// Foot skate of the whole result (H/s).
+    skate: f64,
+}
+
+/// Interpolation's and the model's scores on one clip with keys every `spacing` model frames.
+fn inbetween_clip(model: &MotionModel, source: &Source, spacing: usize) -> Result<[Score; 2]> {
+    let clean = source.frames()?;
+    let n = clean.poses.len();
+    let step = ((spacing as f32 * clean.fps / MODEL_FPS).round() as usize).max(1);
+    let keys: Vec<usize> = (0..n).step_by(step).collect();
+    let counted: Vec<bool> = (0..n)
+        .map(|f| f <= *keys.last().unwrap_or(&0) && f % step != 0)
+        .collect();
+    let poses: Vec<Vec<Transform>> = clean.poses.iter().map(|p| p.local.clone()).collect();
+    let lerp = interpolate_keys(&poses, &keys);
+    let learned = inbetween(model, source, &clean, &keys)?;
+    Ok([
+        score_frames(source, &clean, &lerp, None, Some(&counted)),
+        score_frames(source, &clean, &learned.poses, Some(&learned.contacts), Some(&counted)),
+    ])
+}
+
+pub fn run(args: &Args) -> Result<String> {
+    let (model, model_name) = match &args.model {
+        Some(path) => (MotionModel::load(path)?, path.display().to_string()),
+        None => (MotionModel::default_model()?, "built-in".to_string()),
+    };
+    let dataset = Dataset::open(&args.data)?;
+    let (sources, skipped) = load_split(&dataset, &args.split)?;
+    if sources.is_empty() {
+        bail!("the {} split holds no humanoid motion clip", args.split);
+    }
+    let options = DenoiseOptions {
+        root_cutoff: args.root_cutoff,
+        ..DenoiseOptions::default()
+    };
+    let levels: Vec<(String, Option<Noise>)> = std::iter::once(("none (clean)".to_string(), None))
+        .chain(Noise::LEVELS.iter().map(|n| (n.label(), Some(*n))))
+        .collect();
+    let mut rows = Vec::new();
+    let (mut clip_seconds, mut model_seconds) = (0.0, 0.0);
+    for (li, (label, level)) in levels.iter().enumerate() {
+        let per_clip: Vec<(Vec<Score>, f64)> = sources
+            .par_iter()
+            .enumerate()
+            .map(|(ci, s)| {
+                run_clip(
+                    &model,
+                    s,
+                    level.as_ref(),
+                    args.seed ^ ((li * 1000 + ci) as u64),
+                    &options,
+                )
+            })
+            .collect::<Result<_>>()?;
+        for (ci, (_, secs)) in per_clip.iter().enumerate() {
+            model_seconds += secs;
+            let clip = &sources[ci];
+            let duration = clip.clip.duration() - clip.clip.start();
+            clip_seconds += f64::from(duration);
+        }
+        for (m, method) in METHODS.iter().enumerate() {
+            let k = per_clip.len() as f64;
+            let mut mean = Score::default();
+            for (scores, _) in &per_clip {
+                mean.joint_error += scores[m].joint_error / k;
+                mean.jitter += scores[m].jitter / k;
+                mean.skate += scores[m].skate / k;
+                mean.contact_f1 += scores[m].contact_f1 / k;
+            }
+            rows.push(Row {
+                level: label.clone(),
+                method: method.to_string(),
+                clips: per_clip.len(),
+                mean,
+            });
+        }
+    }
+    let mut inbetweens = Vec::new();
+    for spacing in SPACINGS {
+        let per_clip: Vec<[Score; 2]> = sources
+            .par_iter()
+            .filter(|s| {
+                s.frames()
+                    .map(|f| f.poses.len() as f32 / f.fps * MODEL_FPS > 2.0 * spacing as f32)
+                    .unwrap_or(false)
+            })
+            .map(|s| inbetween_clip(&model, s, spacing))
+            .collect::<Result<_>>()?;
+        for (m, method) in ["interpolate", "learned"].iter().enumerate() {
+            let k = per_clip.len().max(1) as f64;
+            inbetweens.push(InbetweenRow {
+                spacing,
+                method: method.to_string(),
+                clips: per_clip.len(),
+                joint_error: per_clip.iter().map(|s| s[m].joint_error).sum::<f64>() / k,
+                skate: per_clip.iter().map(|s| s[m].skate).sum::<f64>() / k,
+            });
+        }
+    }
+    let report = Report {
+        split: args.split.clone(),
+        model: model_name,
+        clips: sources.iter().map(|s| s.name.clone()).collect(),
+        skipped,
+        rows,
+        inbetweens,
+        learned_speed: clip_seconds / model_seconds.max(1e-9),
+    };
+    if args.json {
+        return Ok(serde_json::to_string_pretty(&report)? + "\n");
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "motion denoising on {} ({} clips; model {}): means over clips",
+        report.split,
+        report.clips.len(),
+        report.model
+    );
+    for (id, why) in &report.skipped {
+        let _ = writeln!(out, "skipped {id}: {why}");
+    }
+    let _ = writeln!(
+        out,
+        "| noise | method | joint error (% leg) | jitter (H/s³) | skate (H/s) | contact F1 |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    for r in &report.rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.3} | {:.1} | {:.4} | {:.3} |",
+            r.level,
+            r.method,
+            100.0 * r.mean.joint_error,
+            r.mean.jitter,
+            r.mean.skate,
+            r.mean.contact_f1
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nin-betweens (keys every N frames at 30 fps; error over the frames between keys):"
+    );
+    let _ = writeln!(out, "| spacing | method | clips | joint error (% leg) | skate (H/s) |");
+    let _ = writeln!(out, "|---|---|---|---|---|");
+    for r in &report.inbetweens {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.3} | {:.4} |",
+            r.spacing,
+            r.method,
+            r.clips,
+            100.0 * r.joint_error,
+            r.skate
+        );
+    }
+    let _ = writeln!(
+        out,
+        "learned model: {:.0}x real time (clip seconds per second of compute, decoding included)",
+        report.learned_speed
+    );
+    Ok(out)
+}

@@ -1,0 +1,223 @@
+//! `rigml train-motion --split train [--val val] -o motion.safetensors`: train the motion model
+//! (rigml-motion) on the humanoid clips of a manifest split, with the same progress bar,
+//! checkpoints, curves PNG and `--resume` as `rigml train`.
+
+use crate::motion_data::load_split;
+use crate::train::{bar, checkpoint_path, curves_path, Bars};
+use anyhow::{bail, Result};
+use rigml::train::Progress;
+use rigml_eval::dataset::Dataset;
+use rigml_motion::train::{MotionLosses, MotionTrainConfig};
+use rigml_motion::{MotionError, MotionModel};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Train the learned motion model (denoising, contacts, in-betweens) on a manifest split.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Needs a build with training (the `train` cargo feature).
+
+Examples:
+  rigml train-motion --split train --val val -o motion.safetensors
+  rigml train-motion --split train --steps 200 -o quick.safetensors --force
+  rigml train-motion --split train --val val -o motion.safetensors --resume motion.safetensors.ckpt
+Every humanoid clip of the split is encoded in IK-Rig space at 30 fps, with --copies damaged
+copies (jitter, spikes, dropped frames, foot sliding) and the mirror of each. Writes OUTPUT,
+OUTPUT.ckpt every --checkpoint-every steps and OUTPUT with -curves.png (the loss curves).")]
+pub struct Args {
+    /// The data folder holding manifest.tsv, or the manifest itself.
+    #[arg(long, default_value = "../shared/data")]
+    pub data: PathBuf,
+    /// Split to fit on.
+    #[arg(long, default_value = "train", value_parser = ["train", "val", "test"])]
+    pub split: String,
+    /// Split to validate on while training (never test for a model you report on test).
+    #[arg(long, value_parser = ["train", "val", "test"])]
+    pub val: Option<String>,
+    /// The model file to write (.safetensors).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Optimiser steps.
+    #[arg(long, default_value_t = 3000)]
+    pub steps: usize,
+    /// Windows per step.
+    #[arg(long, default_value_t = 16)]
+    pub batch: usize,
+    /// Frames per window (30 fps).
+    #[arg(long, default_value_t = 96)]
+    pub window: usize,
+    /// Hidden channels.
+    #[arg(long, default_value_t = 128)]
+    pub hidden: usize,
+    /// Peak learning rate (Adam, cosine decay).
+    #[arg(long, default_value_t = 1e-3)]
+    pub learning_rate: f64,
+    /// Share of windows that teach in-filling between key frames (the rest teach denoising).
+    #[arg(long, default_value_t = 0.3)]
+    pub infill: f32,
+    /// Damaged copies of every clip.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u16).range(0..=64))]
+    pub copies: u16,
+    /// Leave out the mirrored clips.
+    #[arg(long)]
+    pub no_mirror: bool,
+    /// Seed of everything random.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Validate every N steps.
+    #[arg(long, default_value_t = 250)]
+    pub val_every: usize,
+    /// Write OUTPUT.ckpt every N steps (0 = never).
+    #[arg(long, default_value_t = 500)]
+    pub checkpoint_every: usize,
+    /// Continue from a checkpoint or model (its weights, normalisation and step count).
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
+    /// Replace OUTPUT (and its curves PNG) if they exist.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    model: String,
+    curves: String,
+    clips: usize,
+    skipped: Vec<(String, String)>,
+    /// Clean frames at 30 fps, mirrors included (each also has `copies` damaged versions).
+    frames: usize,
+    val_clips: usize,
+    steps: usize,
+    seconds_data: f64,
+    seconds_training: f64,
+    final_train_loss: Option<f64>,
+    final_val_loss: Option<f32>,
+    final_val_motion: Option<f32>,
+    final_val_contacts: Option<f32>,
+}
+
+fn config(args: &Args) -> MotionTrainConfig {
+    MotionTrainConfig {
+        steps: args.steps,
+        batch: args.batch,
+        window: args.window,
+        hidden: args.hidden,
+        learning_rate: args.learning_rate,
+        infill: args.infill,
+        seed: args.seed,
+        val_every: args.val_every,
+        checkpoint_every: args.checkpoint_every,
+        ..MotionTrainConfig::default()
+    }
+}
+
+pub fn run(args: &Args) -> Result<String> {
+    let config = config(args);
+    config.validate()?;
+    rigml_learn::training_device_name()?;
+    let curves = curves_path(&args.output);
+    for path in [&args.output, &curves] {
+        if path.exists() && !args.force {
+            bail!("{}: exists (use --force to replace it)", path.display());
+        }
+    }
+    let resume = match &args.resume {
+        Some(path) => Some(MotionModel::load(path)?),
+        None => None,
+    };
+    let started = Instant::now();
+    let dataset = Dataset::open(&args.data)?;
+    let loading = bar(2, "{bar:30} {pos}/{len} loading and damaging clips {msg} [{elapsed}]");
+    let (sources, skipped) = load_split(&dataset, &args.split)?;
+    if sources.is_empty() {
+        bail!("the {} split holds no humanoid motion clip", args.split);
+    }
+    let mirror = !args.no_mirror;
+    let train = rigml_motion::data::prepare(&sources, usize::from(args.copies), args.seed, mirror)?;
+    loading.inc(1);
+    let val = match &args.val {
+        Some(split) => {
+            let (v, _) = load_split(&dataset, split)?;
+            Some(rigml_motion::data::prepare(&v, 2, args.seed ^ 0x7a1, false)?)
+        }
+        None => None,
+    };
+    loading.finish_and_clear();
+    let seconds_data = started.elapsed().as_secs_f64();
+    let mut metadata = HashMap::new();
+    metadata.insert(
+        "rigml.train.command".into(),
+        std::env::args().collect::<Vec<_>>().join(" "),
+    );
+    metadata.insert("rigml.train.clips".into(), sources.len().to_string());
+    let losses = |l: &MotionLosses| format!("{:.4} (motion {:.4} contacts {:.4})", l.total, l.motion, l.contacts);
+    let mut bars = Bars::new(args.steps, checkpoint_path(&args.output), losses, losses);
+    bars.show(Progress::Member {
+        index: 0,
+        count: 1,
+        seed: args.seed,
+    })?;
+    let fit_start = Instant::now();
+    let (model, history) = rigml_motion::train::train(
+        &train,
+        val.as_deref(),
+        &config,
+        resume.as_ref(),
+        &metadata,
+        &mut |event| bars.show(Progress::Fit(event)).map_err(MotionError::from),
+    )?;
+    bars.clear();
+    let seconds_training = fit_start.elapsed().as_secs_f64();
+    rigml_io::atomic::write(&args.output, &model.to_bytes()?, args.force)?;
+    let series = |v: &[(usize, MotionLosses)]| v.iter().map(|(s, l)| (*s, l.total)).collect::<Vec<_>>();
+    let train_curve = rigml_learn::curves::smooth_series(&series(&history.train));
+    let val_curve: Vec<(f64, f64)> = history.val.iter().map(|(s, l)| (*s as f64, l.total as f64)).collect();
+    rigml_io::atomic::write(
+        &curves,
+        &rigml_learn::curves::png_series(&train_curve, &val_curve, "loss (motion MSE + contacts BCE)")?,
+        args.force,
+    )?;
+    let last_val = history.val.last().map(|e| e.1);
+    let summary = Summary {
+        model: args.output.display().to_string(),
+        curves: curves.display().to_string(),
+        clips: sources.len(),
+        skipped,
+        frames: train.iter().map(|p| p.len()).sum(),
+        val_clips: val.as_ref().map_or(0, Vec::len),
+        steps: args.steps,
+        seconds_data,
+        seconds_training,
+        final_train_loss: train_curve.last().map(|e| e.1),
+        final_val_loss: last_val.map(|l| l.total),
+        final_val_motion: last_val.map(|l| l.motion),
+        final_val_contacts: last_val.map(|l| l.contacts),
+    };
+    if args.json {
+        return Ok(serde_json::to_string_pretty(&summary)? + "\n");
+    }
+    let mut out = format!(
+        "trained the motion model on {} clips ({} frames at 30 fps with their mirrors, {} damaged copies of each): {} steps in {:.1} s (data {:.1} s)\n",
+        summary.clips, summary.frames, args.copies, summary.steps, summary.seconds_training, summary.seconds_data
+    );
+    for (id, why) in &summary.skipped {
+        out += &format!("skipped {id}: {why}\n");
+    }
+    if let Some(t) = summary.final_train_loss {
+        out += &format!("final train loss {t:.4}\n");
+    }
+    if let (Some(v), Some(m), Some(c)) = (
+        summary.final_val_loss,
+        summary.final_val_motion,
+        summary.final_val_contacts,
+    ) {
+        out += &format!("final val loss {v:.4} (motion {m:.4}, contacts {c:.4})\n");
+    }
+    out += &format!("wrote {} and {}\n", summary.model, summary.curves);
+    Ok(out)
+}

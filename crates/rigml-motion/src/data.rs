@@ -1,0 +1,238 @@
+//! Clips made into what the model trains on: each humanoid clip encoded in IK-Rig space at
+//! [`MODEL_FPS`] (clean), with damaged copies ([`crate::noise`]) encoded the same way, and the
+//! left-right mirror of both.
+
+use crate::features::{mirror, to_model_rate, to_vectors, CONTACTS, FEATURES};
+use crate::noise::{corrupt, Noise};
+use crate::MotionError;
+use glam::Vec3;
+use rayon::prelude::*;
+use rigml_anim::cleanup::contacts::{self, ContactParams};
+use rigml_anim::cleanup::{self, Filter, StepLimits};
+use rigml_anim::encode::{encode, RigFrame};
+use rigml_anim::humanoid::Role;
+use rigml_anim::rig::{sample_frames, Frames, RigInfo};
+use rigml_core::{Clip, Pose, Skeleton};
+
+/// A humanoid clip on its skeleton.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub name: String,
+    pub skeleton: Skeleton,
+    pub clip: Clip,
+    pub info: RigInfo,
+}
+
+impl Source {
+    /// The clip's frames at its own rate.
+    pub fn frames(&self) -> Result<Frames, MotionError> {
+        sample_frames(&self.skeleton, &self.clip, &self.name).map_err(MotionError::from)
+    }
+}
+
+/// The IK-Rig frames of `frames` at [`MODEL_FPS`](crate::features::MODEL_FPS), their contacts
+/// those of [`foot_contacts`].
+pub fn model_frames(source: &Source, frames: &Frames) -> Vec<RigFrame> {
+    let mut encoded = encode(&source.skeleton, &source.info, frames, &source.name);
+    for (frame, c) in encoded.frames.iter_mut().zip(foot_contacts(source, frames)) {
+        frame.contacts = c;
+    }
+    to_model_rate(&encoded.frames, frames.fps)
+}
+
+/// Contacts of the left ankle, left toes, right ankle and right toes at every frame, by
+/// `rigml clean`'s detector (docs/ALGORITHMS.md §8: each joint's height above its own floor
+/// level and its horizontal speed, with hysteresis, default thresholds) in the skeleton's
+/// canonical frame. The model learns these and is scored against them: unlike the IK-Rig
+/// encoder's rule (heights above a ground guessed from the rest pose), they do not depend on
+/// where the capture put the floor.
+pub fn foot_contacts(source: &Source, frames: &Frames) -> Vec<[bool; CONTACTS]> {
+    let n = frames.poses.len();
+    let mut out = vec![[false; CONTACTS]; n];
+    let facing_inv = source.info.facing.inverse();
+    let slots = [Role::LeftFoot, Role::LeftToes, Role::RightFoot, Role::RightToes];
+    let joints: Vec<Option<usize>> = slots.iter().map(|&r| source.info.map.joint(r)).collect();
+    let mut tracks: Vec<Vec<Vec3>> = (0..CONTACTS).map(|_| Vec::with_capacity(n)).collect();
+    for pose in &frames.poses {
+        let world = source.skeleton.world_matrices(&pose.local);
+        for (k, j) in joints.iter().enumerate() {
+            if let Some(m) = j.and_then(|j| world.get(j)) {
+                tracks[k].push(facing_inv * m.w_axis.truncate());
+            }
+        }
+    }
+    let params = ContactParams::default();
+    for (k, track) in tracks.iter().enumerate() {
+        if track.len() != n {
+            continue;
+        }
+        let flags = contacts::detect(
+            track,
+            contacts::floor_level(track),
+            source.info.hip_height,
+            frames.fps,
+            &params,
+        );
+        for (f, c) in flags.into_iter().enumerate() {
+            out[f][k] = c;
+        }
+    }
+    out
+}
+
+/// Step limits that never cut a track: the prefilter smooths across everything (capture noise
+/// at 120 fps trips `rigml clean`'s pose-speed limit on every frame, and then nothing would be
+/// smoothed; the model undoes what smoothing should not have done).
+pub const NO_CUTS: StepLimits = StepLimits {
+    max_rotation_degrees: 180.0,
+    max_translation: 1e6,
+    max_pose_speed: 1e9,
+};
+
+/// The prefilter's cutoff (Hz): `rigml clean`'s default Butterworth.
+pub const PREFILTER_CUTOFF: f64 = 6.0;
+
+/// What the model reads is first smoothed: every joint's rotation and translation track through
+/// a zero-phase Butterworth (order 2, [`PREFILTER_CUTOFF`], no step limits), so that the model
+/// corrects the filter's result (what smoothing left or smeared: spikes, dropped frames, sliding
+/// feet) and finds contacts, rather than averaging white noise itself. A clip slower than
+/// 2.2 × the cutoff is returned as it is.
+pub fn prefilter(source: &Source, frames: &Frames) -> Result<Frames, MotionError> {
+    if f64::from(frames.fps) < 2.2 * PREFILTER_CUTOFF || frames.poses.len() < 4 {
+        return Ok(frames.clone());
+    }
+    let mut f = cleanup::Frames {
+        fps: frames.fps,
+        start: 0.0,
+        poses: frames.poses.iter().map(|p| p.local.clone()).collect(),
+    };
+    let joints: Vec<usize> = (0..source.skeleton.joint_count()).collect();
+    let filter = Filter::Butterworth {
+        cutoff: PREFILTER_CUTOFF,
+        order: 2,
+    };
+    f.filter(&source.skeleton, &filter, &joints, source.info.hip_height, &NO_CUTS)
+        .map_err(|e| MotionError::Clip {
+            clip: source.name.clone(),
+            problem: e.to_string(),
+        })?;
+    Ok(Frames {
+        fps: frames.fps,
+        times: frames.times.clone(),
+        poses: f.poses.into_iter().map(|local| Pose { local }).collect(),
+    })
+}
+
+/// One clip ready for training: clean vectors and contacts, and damaged versions of the same
+/// frames (each as long as the clean one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    pub name: String,
+    pub clean: Vec<[f32; FEATURES]>,
+    pub contacts: Vec<[bool; CONTACTS]>,
+    pub noisy: Vec<Vec<[f32; FEATURES]>>,
+}
+
+impl Prepared {
+    pub fn len(&self) -> usize {
+        self.clean.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.clean.is_empty()
+    }
+}
+
+/// Prepare `sources` with `variants` damaged copies each (random [`Noise`], seeded by `seed` and
+/// the clip's index; each copy then [`prefilter`]ed, as the model's input always is), plus the
+/// mirror of every clip and copy when `mirrored`.
+pub fn prepare(sources: &[Source], variants: usize, seed: u64, mirrored: bool) -> Result<Vec<Prepared>, MotionError> {
+    let per_clip: Vec<Vec<Prepared>> = sources
+        .par_iter()
+        .enumerate()
+        .map(|(i, source)| {
+            prepare_one(
+                source,
+                variants,
+                seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                mirrored,
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(per_clip.into_iter().flatten().collect())
+}
+
+fn prepare_one(source: &Source, variants: usize, seed: u64, mirrored: bool) -> Result<Vec<Prepared>, MotionError> {
+    let frames = source.frames()?;
+    let clean = model_frames(source, &frames);
+    let up = source.info.facing * Vec3::Y;
+    let h = source.info.hip_height;
+    let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);
+    let noises: Vec<Noise> = (0..variants).map(|_| Noise::random(&mut rng)).collect();
+    let noisy: Vec<Vec<RigFrame>> = noises
+        .iter()
+        .enumerate()
+        .map(|(v, noise)| {
+            let mut damaged = frames.clone();
+            corrupt(
+                &source.skeleton,
+                &mut damaged.poses,
+                frames.fps,
+                up,
+                h,
+                noise,
+                seed.wrapping_add(v as u64 + 1),
+            );
+            let mut out = model_frames(source, &prefilter(source, &damaged)?);
+            out.truncate(clean.len());
+            while out.len() < clean.len() {
+                out.push(*out.last().unwrap_or(&clean[out.len()]));
+            }
+            Ok(out)
+        })
+        .collect::<Result<_, MotionError>>()?;
+    let make = |name: String, clean: &[RigFrame], noisy: &[Vec<RigFrame>]| Prepared {
+        name,
+        clean: to_vectors(clean),
+        contacts: clean.iter().map(|f| f.contacts).collect(),
+        noisy: noisy.iter().map(|n| to_vectors(n)).collect(),
+    };
+    let mut out = vec![make(source.name.clone(), &clean, &noisy)];
+    if mirrored {
+        let m = |frames: &[RigFrame]| frames.iter().map(mirror).collect::<Vec<_>>();
+        let noisy_m: Vec<Vec<RigFrame>> = noisy.iter().map(|n| m(n)).collect();
+        out.push(make(format!("{} (mirrored)", source.name), &m(&clean), &noisy_m));
+    }
+    Ok(out)
+}
+
+/// Smallest spread a feature is normalised by (hip heights, or 6D rotation components: ~1°).
+/// Clean capture barely moves some features (the clavicles and toes: spreads of 0.003–0.007 on
+/// the train clips); dividing by that made a 2° jitter on them ten spreads, so those few
+/// numbers weighed most in the loss.
+pub const MIN_SPREAD: f32 = 0.02;
+
+/// Per-feature mean and standard deviation of the clean vectors (the spread floored at
+/// [`MIN_SPREAD`]).
+pub fn statistics(data: &[Prepared]) -> (Vec<f32>, Vec<f32>) {
+    let mut sum = vec![0.0f64; FEATURES];
+    let mut sq = vec![0.0f64; FEATURES];
+    let mut n = 0.0f64;
+    for p in data {
+        for v in &p.clean {
+            for (k, &x) in v.iter().enumerate() {
+                sum[k] += x as f64;
+                sq[k] += (x as f64) * (x as f64);
+            }
+            n += 1.0;
+        }
+    }
+    let n = n.max(1.0);
+    let mean: Vec<f32> = sum.iter().map(|s| (s / n) as f32).collect();
+    let std: Vec<f32> = sq
+        .iter()
+        .zip(&sum)
+        .map(|(q, s)| ((q / n - (s / n) * (s / n)).max(0.0).sqrt() as f32).max(MIN_SPREAD))
+        .collect();
+    (mean, std)
+}
