@@ -114,7 +114,8 @@ pub fn corrupt(skeleton: &Skeleton, poses: &mut [Pose], fps: f32, up: Vec3, h: f
     let n = poses.len();
     let joints = skeleton.joint_count();
     let per_frame = |rate: f32| (rate * 120.0 / fps.max(1.0)).min(1.0);
-    // Spikes and drops are planned first (on the clean poses), then applied.
+    // Dropped frames first (a held pose is the clean one before it), then spikes, jitter and
+    // sliding on top.
     let sigma = noise.jitter_degrees.to_radians();
     let mut f = 0;
     while f < n {
