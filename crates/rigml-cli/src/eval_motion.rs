@@ -16,7 +16,7 @@ use rigml_anim::rig::Frames;
 use rigml_core::{Pose, Transform};
 use rigml_eval::dataset::Dataset;
 use rigml_eval::retarget_metrics::{foot_skate, jitter};
-use rigml_motion::data::{foot_contacts, Source};
+use rigml_motion::data::{foot_contacts, Source, NO_CUTS};
 use rigml_motion::denoise::{denoise, DenoiseOptions};
 use rigml_motion::features::MODEL_FPS;
 use rigml_motion::inbetween::{inbetween, interpolate_keys};
@@ -105,10 +105,9 @@ const METHODS: [&str; 8] = [
     "learned",
 ];
 
-/// The `-nocut` filters run without step limits: under heavy jitter at 120 fps every frame
-/// exceeds `rigml clean`'s pose-speed limit, so its filters cut everywhere and smooth nothing;
-/// these variants show what the filters themselves can do.
-use rigml_motion::data::NO_CUTS;
+// The `-nocut` filters run without step limits (`NO_CUTS`): under heavy jitter at 120 fps every
+// frame exceeds `rigml clean`'s pose-speed limit, so its filters cut everywhere and smooth
+// nothing; these variants show what the filters themselves can do.
 
 fn filter_of(method: &str, fps: f64) -> Option<Filter> {
     match method.trim_end_matches("-nocut") {
@@ -153,25 +152,44 @@ pub fn f1(predicted: &[[bool; 4]], truth: &[[bool; 4]]) -> f64 {
     }
 }
 
+/// The clean clip every method of one clip is scored against: its frames, joint positions and
+/// contacts, computed once rather than once per method.
+struct Reference {
+    frames: Frames,
+    positions: Vec<Vec<Vec3>>,
+    contacts: Vec<[bool; 4]>,
+}
+
+impl Reference {
+    fn new(source: &Source, frames: Frames) -> Reference {
+        let poses: Vec<Vec<Transform>> = frames.poses.iter().map(|p| p.local.clone()).collect();
+        Reference {
+            positions: positions(source, &poses),
+            contacts: foot_contacts(source, &frames),
+            frames,
+        }
+    }
+}
+
 /// Score `poses` (with `contacts`, or contacts found on them by the threshold rule) against
-/// the clean frames.
-fn score(source: &Source, clean: &Frames, poses: &[Vec<Transform>], contacts_used: Option<&[[bool; 4]]>) -> Score {
+/// the clean clip.
+fn score(source: &Source, clean: &Reference, poses: &[Vec<Transform>], contacts_used: Option<&[[bool; 4]]>) -> Score {
     score_frames(source, clean, poses, contacts_used, None)
 }
 
 /// [`score`] with the joint error over the frames `counted` marks only (all when `None`).
 fn score_frames(
     source: &Source,
-    clean: &Frames,
+    reference: &Reference,
     poses: &[Vec<Transform>],
     contacts_used: Option<&[[bool; 4]]>,
     counted: Option<&[bool]>,
 ) -> Score {
     let info = &source.info;
     let map = &info.map;
+    let clean = &reference.frames;
     let joints: Vec<usize> = map.roles().into_iter().map(|(_, j)| j).collect();
-    let clean_poses: Vec<Vec<Transform>> = clean.poses.iter().map(|p| p.local.clone()).collect();
-    let (pc, po) = (positions(source, &clean_poses), positions(source, poses));
+    let (pc, po) = (&reference.positions, positions(source, poses));
     let leg = 0.5
         * (info.chain_length(rigml_anim::humanoid::ChainKind::LeftLeg)
             + info.chain_length(rigml_anim::humanoid::ChainKind::RightLeg));
@@ -205,7 +223,6 @@ fn score_frames(
         times: clean.times.clone(),
         poses: poses.iter().map(|l| Pose { local: l.clone() }).collect(),
     };
-    let truth = foot_contacts(source, clean);
     let found: Vec<[bool; 4]> = match contacts_used {
         Some(c) => c.to_vec(),
         None => foot_contacts(source, &as_frames(poses)),
@@ -214,7 +231,7 @@ fn score_frames(
         joint_error: error,
         jitter: jitter(&mapped, h, clean.fps).unwrap_or(0.0),
         skate: foot_skate(&feet, h, clean.fps).unwrap_or(0.0),
-        contact_f1: f1(&found, &truth),
+        contact_f1: f1(&found, &reference.contacts),
     }
 }
 
@@ -244,6 +261,8 @@ fn run_clip(
     let times: Vec<f32> = damaged.times.iter().map(|t| t - damaged.times[0]).collect();
     let clip = bake_clip(&source.skeleton, &times, &damaged_poses, &source.name);
     let legs = Leg::from_humanoid(&source.info.map, &source.skeleton)?;
+    let fps = clean.fps;
+    let clean = Reference::new(source, clean);
     let mut scores = Vec::new();
     let mut seconds = 0.0;
     for method in METHODS {
@@ -257,7 +276,7 @@ fn run_clip(
             }
             filter => {
                 let options = CleanOptions {
-                    filter: filter_of(filter, f64::from(clean.fps)),
+                    filter: filter_of(filter, f64::from(fps)),
                     footskate: Some(FootskateOptions::default()),
                     limits: if filter.ends_with("-nocut") {
                         NO_CUTS
@@ -289,9 +308,15 @@ struct InbetweenRow {
     skate: f64,
 }
 
-/// Interpolation's and the model's scores on one clip with keys every `spacing` model frames.
-fn inbetween_clip(model: &MotionModel, source: &Source, spacing: usize) -> Result<[Score; 2]> {
-    let clean = source.frames()?;
+/// Interpolation's and the model's scores on one clip with keys every `spacing` model frames;
+/// `None` for a clip that cannot be sampled or is no longer than two spacings.
+fn inbetween_clip(model: &MotionModel, source: &Source, spacing: usize) -> Result<Option<[Score; 2]>> {
+    let Ok(clean) = source.frames() else {
+        return Ok(None);
+    };
+    if clean.poses.len() as f32 / clean.fps * MODEL_FPS <= 2.0 * spacing as f32 {
+        return Ok(None);
+    }
     let n = clean.poses.len();
     let step = ((spacing as f32 * clean.fps / MODEL_FPS).round() as usize).max(1);
     let keys: Vec<usize> = (0..n).step_by(step).collect();
@@ -301,10 +326,11 @@ fn inbetween_clip(model: &MotionModel, source: &Source, spacing: usize) -> Resul
     let poses: Vec<Vec<Transform>> = clean.poses.iter().map(|p| p.local.clone()).collect();
     let lerp = interpolate_keys(&poses, &keys);
     let learned = inbetween(model, source, &clean, &keys)?;
-    Ok([
+    let clean = Reference::new(source, clean);
+    Ok(Some([
         score_frames(source, &clean, &lerp, None, Some(&counted)),
         score_frames(source, &clean, &learned.poses, Some(&learned.contacts), Some(&counted)),
-    ])
+    ]))
 }
 
 pub fn run(args: &Args) -> Result<String> {
@@ -367,13 +393,11 @@ pub fn run(args: &Args) -> Result<String> {
     for spacing in SPACINGS {
         let per_clip: Vec<[Score; 2]> = sources
             .par_iter()
-            .filter(|s| {
-                s.frames()
-                    .map(|f| f.poses.len() as f32 / f.fps * MODEL_FPS > 2.0 * spacing as f32)
-                    .unwrap_or(false)
-            })
             .map(|s| inbetween_clip(&model, s, spacing))
-            .collect::<Result<_>>()?;
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .flatten()
+            .collect();
         for (m, method) in ["interpolate", "learned"].iter().enumerate() {
             let k = per_clip.len().max(1) as f64;
             inbetweens.push(InbetweenRow {
