@@ -1,6 +1,7 @@
 //! `rigml clean CLIP -o OUT`: smooth a mocap clip and remove foot skate, reporting the contacts
 //! found and jitter / foot skate (METRICS.md §7) before and after.
 
+use crate::arg_numbers::{non_negative, positive};
 use anyhow::{anyhow, bail, Context, Result};
 use glam::Vec3;
 use rigml_anim::cleanup::{self, contacts, CleanOptions, Filter, FootskateOptions, Frames, Leg, StepLimits};
@@ -58,7 +59,7 @@ pub struct Args {
     #[arg(long, default_value = "butterworth", value_parser = clap::builder::PossibleValuesParser::new(FILTERS))]
     pub filter: String,
     /// Cutoff frequency in Hz (1€: the minimum cutoff); default 6 (1€: 2).
-    #[arg(long, value_name = "HZ")]
+    #[arg(long, value_name = "HZ", value_parser = positive::<f64>)]
     pub cutoff: Option<f64>,
     /// Butterworth order (default 2) or Savitzky–Golay polynomial order (default 3).
     #[arg(long, value_name = "N")]
@@ -67,11 +68,11 @@ pub struct Args {
     #[arg(long, value_name = "FRAMES")]
     pub window: Option<usize>,
     /// 1€ speed coefficient: how fast the cutoff rises with speed.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = non_negative::<f64>)]
     pub beta: f64,
     /// Rotation per frame (degrees) beyond which a joint's track is filtered in separate pieces
     /// (reference frames, marker glitches): the jump is kept, not smeared.
-    #[arg(long, value_name = "DEG", default_value_t = 30.0)]
+    #[arg(long, value_name = "DEG", default_value_t = 30.0, value_parser = positive::<f32>)]
     pub max_step: f32,
     /// Lower the hips where a pinned foot is out of the leg's reach (docs/ALGORITHMS.md §8 step 4).
     #[arg(long)]

@@ -2,6 +2,7 @@
 //! character by smooth skinning decomposition (rigml-seq), and optionally compare the recovered
 //! bones with the ground truth of a skinned input.
 
+use crate::arg_numbers::non_negative;
 use crate::seq_input::{compare_with_truth, BakeArgs, Input};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -51,7 +52,7 @@ pub struct Args {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=100))]
     pub transform_iterations: u16,
     /// Laplacian smoothness of the weights (normalised units, per frame).
-    #[arg(long, default_value_t = 1e-4)]
+    #[arg(long, default_value_t = 1e-4, value_parser = non_negative::<f64>)]
     pub smoothness: f64,
     /// Clustering seed (0: start from the vertex nearest the centre).
     #[arg(long, default_value_t = 0)]

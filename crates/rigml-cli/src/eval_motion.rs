@@ -6,6 +6,7 @@
 //! in-betweens: keys every 5, 15 and 30 frames (at 30 fps) of each clean clip, the frames between
 //! them filled by interpolation and by the model, scored on those frames.
 
+use crate::arg_numbers::positive;
 use crate::motion_data::load_split;
 use anyhow::{bail, Result};
 use glam::Vec3;
@@ -50,7 +51,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
     /// Below this frequency (Hz) the cleaned root path follows the clip, above it the model.
-    #[arg(long, value_name = "HZ", default_value_t = DenoiseOptions::default().root_cutoff)]
+    #[arg(long, value_name = "HZ", default_value_t = DenoiseOptions::default().root_cutoff, value_parser = positive::<f64>)]
     pub root_cutoff: f64,
     /// Seed of the damage.
     #[arg(long, default_value_t = 1)]

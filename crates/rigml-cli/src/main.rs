@@ -4,6 +4,7 @@
 //! the terminal: results go to stdout, failures to stderr as `error: <file>: <problem>` with a
 //! non-zero exit status. No algorithm lives here (see `docs/ARCHITECTURE.md`).
 
+mod arg_numbers;
 mod clean;
 mod convert;
 mod decompose;

@@ -16,6 +16,41 @@ use std::time::Instant;
 /// control joints they add, and the placer of each: the library's registry.
 pub use rigml::{placer, Controls, TEMPLATES};
 
+/// How a mesh is rigged: the skeleton template, the skin solver and its model. Shared by
+/// `rigml rig` and `rigml rig-seq`, which rig their mesh the same way.
+#[derive(clap::Args)]
+pub struct RigChoice {
+    /// Skeleton template: detect (humanoid when the shape is a standing humanoid, else auto),
+    /// humanoid (Mixamo-named, retargetable), auto (any shape), curve (auto without the
+    /// learned model's pruning) or learned (the skeleton model alone).
+    #[arg(long, default_value = "detect", value_parser = clap::builder::PossibleValuesParser::new(TEMPLATES))]
+    pub template: String,
+    /// Skin weights: learned (the trained network), heat (Blender's automatic weights), voxel
+    /// (Maya's geodesic voxel binding) or nearest (distance to bones).
+    #[arg(long, default_value = "learned", value_parser = clap::builder::PossibleValuesParser::new(METHODS))]
+    pub skin: String,
+    /// A model file from `rigml train` for --skin learned (default: the embedded model).
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
+}
+
+impl RigChoice {
+    /// The skeleton placer and the skin solver these flags name (the model file is read here,
+    /// so a bad one is refused before any slow work).
+    pub fn tools(
+        &self,
+        controls: Controls,
+    ) -> Result<(
+        Box<dyn rigml_rig::SkeletonPlacer + Send>,
+        Box<dyn rigml_skin::SkinSolver + Send>,
+    )> {
+        Ok((
+            placer(&self.template, controls)?,
+            solver(&self.skin, None, self.model.as_deref())?,
+        ))
+    }
+}
+
 /// Auto-rig a mesh: place a skeleton, compute skin weights, write a rigged GLB.
 #[derive(clap::Args)]
 #[command(after_help = "\
@@ -50,18 +85,8 @@ pub struct Args {
     /// The rigged character to write (.glb, .gltf or .fbx).
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Skeleton template: detect (humanoid when the shape is a standing humanoid, else auto),
-    /// humanoid (Mixamo-named, retargetable), auto (any shape), curve (auto without the
-    /// learned model's pruning) or learned (the skeleton model alone).
-    #[arg(long, default_value = "detect", value_parser = clap::builder::PossibleValuesParser::new(TEMPLATES))]
-    pub template: String,
-    /// Skin weights: learned (the trained network), heat (Blender's automatic weights), voxel
-    /// (Maya's geodesic voxel binding) or nearest (distance to bones).
-    #[arg(long, default_value = "learned", value_parser = clap::builder::PossibleValuesParser::new(METHODS))]
-    pub skin: String,
-    /// A model file from `rigml train` for --skin learned (default: the embedded model).
-    #[arg(long, value_name = "FILE")]
-    pub model: Option<PathBuf>,
+    #[command(flatten)]
+    pub choice: RigChoice,
     /// Add IK pole targets in front of a four-legged shape's legs (general template; control
     /// joints without weight, `front_leg_pole_L` ...).
     #[arg(long)]
@@ -95,8 +120,7 @@ pub fn run(args: &Args) -> Result<String> {
         poles: args.poles,
         ground_root: !args.no_ground_root,
     };
-    let placer = placer(&args.template, controls)?;
-    let solver = solver(&args.skin, None, args.model.as_deref())?;
+    let (placer, solver) = args.choice.tools(controls)?;
     let started = Instant::now();
     let loaded = rigml_io::load(&args.input)?;
     let had_skeleton = !loaded.skeleton.is_empty();

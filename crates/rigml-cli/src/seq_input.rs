@@ -2,6 +2,7 @@
 //! (held in memory or streamed from disk), an Alembic mesh cache, or a skinned animation baked
 //! to frames with its own skin.
 
+use crate::arg_numbers::positive;
 use anyhow::{bail, Result};
 use rigml_io::sequence::{Baked, ObjFrames, SequenceOptions};
 use rigml_seq::{FrameSource, SeqError};
@@ -17,7 +18,7 @@ pub struct BakeArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub frames: Option<u32>,
     /// Frame rate of the output clip (default: the input's, else 24).
-    #[arg(long)]
+    #[arg(long, value_parser = positive::<f32>)]
     pub fps: Option<f32>,
 }
 

@@ -3,6 +3,7 @@
 //! (`rigml::train`); this module maps the flags onto it, draws its progress bars and writes the
 //! model, its curves and the summary.
 
+use crate::arg_numbers::{non_negative, positive, unit_interval};
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rigml::train::{train_skin, Progress, SkinRecipe, TrainedSkin};
@@ -51,10 +52,10 @@ pub struct Args {
     #[arg(long, default_value_t = 1024)]
     pub batch: usize,
     /// Peak learning rate (Adam, cosine decay).
-    #[arg(long, default_value_t = 3e-3)]
+    #[arg(long, default_value_t = 3e-3, value_parser = positive::<f64>)]
     pub learning_rate: f64,
     /// Weight of the LBS deformation loss next to the KL loss.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = non_negative::<f32>)]
     pub deform_weight: f32,
     /// Hidden width of the network.
     #[arg(long, default_value_t = 64)]
@@ -102,14 +103,14 @@ pub struct Args {
     pub stretched_copies: u16,
     /// Inference: drop candidates below this share of the row's largest weight (stored in the
     /// model; with --val the value chosen on val replaces it).
-    #[arg(long, default_value_t = rigml_learn::infer::DEFAULT_RELATIVE)]
+    #[arg(long, default_value_t = rigml_learn::infer::DEFAULT_RELATIVE, value_parser = unit_interval::<f32>)]
     pub relative: f32,
     /// Inference: drop candidates below this weight (stored in the model).
-    #[arg(long, default_value_t = rigml_learn::infer::DEFAULT_ABSOLUTE)]
+    #[arg(long, default_value_t = rigml_learn::infer::DEFAULT_ABSOLUTE, value_parser = unit_interval::<f32>)]
     pub absolute: f32,
     /// Inference settings are chosen on --val to maximise 2 min(P, R) - L1 among those whose mean
     /// recall (top-4 mode) is at least this (0 = no constraint).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = unit_interval::<f64>)]
     pub min_recall: f64,
     /// Feature cache folder.
     #[arg(long, default_value = "target/rigml-learn-cache")]

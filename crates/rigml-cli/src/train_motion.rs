@@ -2,6 +2,7 @@
 //! (rigml-motion) on the humanoid clips of a manifest split, with the same progress bar,
 //! checkpoints, curves PNG and `--resume` as `rigml train`.
 
+use crate::arg_numbers::{positive, unit_interval};
 use crate::motion_data::load_split;
 use crate::train::{bar, checkpoint_path, curves_path, Bars};
 use anyhow::{bail, Result};
@@ -52,10 +53,10 @@ pub struct Args {
     #[arg(long, default_value_t = 128)]
     pub hidden: usize,
     /// Peak learning rate (Adam, cosine decay).
-    #[arg(long, default_value_t = 1e-3)]
+    #[arg(long, default_value_t = 1e-3, value_parser = positive::<f64>)]
     pub learning_rate: f64,
     /// Share of windows that teach in-filling between key frames (the rest teach denoising).
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, default_value_t = 0.3, value_parser = unit_interval::<f32>)]
     pub infill: f32,
     /// Damaged copies of every clip.
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u16).range(0..=64))]

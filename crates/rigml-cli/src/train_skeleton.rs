@@ -4,6 +4,7 @@
 //! (`rigml::train::skeleton`); this module maps the flags onto it, draws its progress bars and
 //! writes the model, its curves and the summary.
 
+use crate::arg_numbers::{non_negative, positive, unit_interval};
 use crate::train::{checkpoint_path, curves_path, Bars};
 use anyhow::{bail, Context, Result};
 use rigml::train::skeleton::{train_skeleton, ChosenSettings, SkeletonRecipe};
@@ -55,7 +56,7 @@ pub struct Args {
     #[arg(long, default_value_t = 4)]
     pub batch: usize,
     /// Peak learning rate (Adam, cosine decay).
-    #[arg(long, default_value_t = 2e-3)]
+    #[arg(long, default_value_t = 2e-3, value_parser = positive::<f64>)]
     pub learning_rate: f64,
     /// Hidden width of the network.
     #[arg(long, default_value_t = 96)]
@@ -71,10 +72,10 @@ pub struct Args {
     #[arg(long)]
     pub no_mirror: bool,
     /// Largest relative per-axis scale change of the augmented copies.
-    #[arg(long, default_value_t = 0.15)]
+    #[arg(long, default_value_t = 0.15, value_parser = unit_interval::<f32>)]
     pub scale: f32,
     /// Largest joint rotation (degrees) of the re-posed copies (0 = no re-posing).
-    #[arg(long, default_value_t = 20.0)]
+    #[arg(long, default_value_t = 20.0, value_parser = non_negative::<f32>)]
     pub pose_degrees: f32,
     /// Validate every N steps.
     #[arg(long, default_value_t = 100)]

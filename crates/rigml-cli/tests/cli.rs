@@ -549,3 +549,60 @@ fn inspect_gives_the_world_size_of_a_character_whose_armature_is_scaled() {
     let o = rigml(cwd, &["inspect", file]);
     assert!(stdout(&o).contains("bind-pose size 0.0130"), "{}", stdout(&o));
 }
+
+/// Float flags outside their meaning (a negative pull, a zero cutoff or frame rate, a share
+/// above 1, NaN) are refused by the argument parser: exit status 2, the flag named, nothing
+/// read or written. The input paths need not exist: parsing comes first.
+#[test]
+fn float_flags_outside_their_range_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[&[&str]] = &[
+        &["rig-seq", "seq", "-o", "out.glb", "--weight-prior=-1"],
+        &["rig-seq", "seq", "-o", "out.glb", "--pivot-pull", "nan"],
+        &["rig-seq", "seq", "-o", "out.glb", "--fps", "0"],
+        &["decompose", "seq", "-o", "out.glb", "--fps=-24"],
+        &["decompose", "seq", "-o", "out.glb", "--smoothness", "inf"],
+        &["eval-motion", "--split", "val", "--root-cutoff", "0"],
+        &["clean", "walk.bvh", "-o", "out.bvh", "--cutoff=-3"],
+        &["clean", "walk.bvh", "-o", "out.bvh", "--beta", "NaN"],
+        &["clean", "walk.bvh", "-o", "out.bvh", "--max-step", "0"],
+        &[
+            "train",
+            "--split",
+            "train",
+            "-o",
+            "m.safetensors",
+            "--learning-rate",
+            "0",
+        ],
+        &["train", "--split", "train", "-o", "m.safetensors", "--relative", "1.5"],
+        &["train", "--split", "train", "-o", "m.safetensors", "--min-recall=-0.1"],
+        &[
+            "train-motion",
+            "--split",
+            "train",
+            "-o",
+            "m.safetensors",
+            "--infill",
+            "2",
+        ],
+        &[
+            "train-skeleton",
+            "--split",
+            "train",
+            "-o",
+            "m.safetensors",
+            "--pose-degrees=-5",
+        ],
+    ];
+    for args in cases {
+        let o = rigml(dir.path(), args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let flag = args.iter().rev().find(|a| a.starts_with("--")).unwrap();
+        let flag = flag.split('=').next().unwrap();
+        assert!(err.contains(flag), "{args:?}: stderr does not name {flag}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+}

@@ -5,7 +5,7 @@
 mod common;
 mod run;
 
-use run::{assert_clean_failure, assert_ok, rigml};
+use run::{assert_clean_failure, assert_ok, rigml, stderr};
 
 use serde_json::Value;
 
@@ -281,6 +281,31 @@ fn rig_seq_refuses_bad_requests_by_file() {
     assert_clean_failure(&o, "rest.obj");
     let o = rigml(dir.path(), &["rig-seq", fox, "--anchor", "1000", "-o", "out.glb"]);
     assert_clean_failure(&o, "fox_walk");
+    // A rest mesh with the frames' vertex count in another order: one of the fox's own frames
+    // with its vertex lines permuted (faces kept). Its vertices would be fitted to the wrong
+    // points of every frame; it is refused, naming the order.
+    let mut frames: Vec<_> = std::fs::read_dir(fox)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "obj"))
+        .collect();
+    frames.sort();
+    let text = std::fs::read_to_string(&frames[0]).unwrap();
+    let vertices: Vec<&str> = text.lines().filter(|l| l.starts_with("v ")).collect();
+    let n = vertices.len();
+    assert!(n > 100 && !n.is_multiple_of(17), "{n} vertices");
+    let mut permuted = (0..n).map(|k| vertices[k * 17 % n]).collect::<Vec<_>>().join("\n");
+    for line in text.lines().filter(|l| !l.starts_with("v ")) {
+        permuted.push('\n');
+        permuted.push_str(line);
+    }
+    std::fs::write(dir.path().join("reordered.obj"), permuted + "\n").unwrap();
+    let o = rigml(
+        dir.path(),
+        &["rig-seq", fox, "--rest", "reordered.obj", "-o", "out.glb"],
+    );
+    assert_clean_failure(&o, "reordered.obj");
+    assert!(stderr(&o).contains("order"), "{}", stderr(&o));
     assert!(!dir.path().join("out.glb").exists());
 }
 

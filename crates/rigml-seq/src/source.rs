@@ -108,6 +108,39 @@ pub fn anchor(source: &dyn FrameSource) -> Result<(usize, Vec<Vec3>), SeqError> 
     best.map(|(f, _, p)| (f, p)).ok_or(SeqError::Empty)
 }
 
+/// How far two vertex sets disagree about the lengths of the sequence's edges: the median over
+/// the triangles' edges of |ln(length in `a` / length in `b`) − m|, m the median log ratio (so
+/// a uniform scale between the two costs nothing). Two poses of one articulated surface keep
+/// most edges' lengths: at most 0.006 between two frames of the horse gallop, 0.034 of the cat's
+/// poses, 0.071 of the lion's, 0.053 between the lion's reference mesh and a pose; the same
+/// vertices listed in a random order give edges between unrelated points: 0.59 to 0.79 on those
+/// sequences. `rigml rig-seq` checks `--rest` meshes with it. None when no edge has a length in
+/// both.
+pub fn edge_length_spread(a: &[Vec3], b: &[Vec3], triangles: &[[u32; 3]]) -> Option<f64> {
+    let mut logs: Vec<f64> = triangles
+        .iter()
+        .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
+        .filter_map(|(i, j)| {
+            let (i, j) = (i as usize, j as usize);
+            let la = f64::from(a.get(i)?.distance(*a.get(j)?));
+            let lb = f64::from(b.get(i)?.distance(*b.get(j)?));
+            (la > 0.0 && lb > 0.0 && la.is_finite() && lb.is_finite()).then(|| (la / lb).ln())
+        })
+        .collect();
+    let m = median(&mut logs)?;
+    let mut spread: Vec<f64> = logs.iter().map(|l| (l - m).abs()).collect();
+    median(&mut spread)
+}
+
+fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mid = values.len() / 2;
+    let (_, m, _) = values.select_nth_unstable_by(mid, f64::total_cmp);
+    Some(*m)
+}
+
 /// Total triangle area of one frame; the one definition lives in `rigml-core`.
 pub use rigml_core::sequence::total_area;
 
@@ -133,5 +166,29 @@ mod tests {
         assert!((n.undo(n.apply(Vec3::ONE)) - Vec3::ONE).length() < 1e-6);
         assert!(Normalisation::of_frame(&[Vec3::ONE]).is_none());
         assert!(matches!(anchor(&Sequence::default()), Err(SeqError::Empty)));
+    }
+
+    #[test]
+    fn edge_length_spread_tells_a_pose_from_a_reordering() {
+        // A strip of 20 quads along x, and the same strip bent 90° in the middle and scaled 3x.
+        let mut flat = Vec::new();
+        for i in 0..21 {
+            flat.push(Vec3::new(i as f32, 0.0, 0.0));
+            flat.push(Vec3::new(i as f32, 1.0, 0.0));
+        }
+        let triangles: Vec<[u32; 3]> = (0..20u32)
+            .flat_map(|i| [[2 * i, 2 * i + 2, 2 * i + 1], [2 * i + 1, 2 * i + 2, 2 * i + 3]])
+            .collect();
+        let bent: Vec<Vec3> = flat
+            .iter()
+            .map(|p| if p.x <= 10.0 { *p } else { Vec3::new(10.0, p.y, p.x - 10.0) } * 3.0)
+            .collect();
+        let posed = edge_length_spread(&bent, &flat, &triangles).unwrap();
+        assert!(posed < 1e-6, "{posed}");
+        // The same vertices in another order.
+        let shuffled: Vec<Vec3> = (0..bent.len()).map(|k| bent[k * 17 % bent.len()]).collect();
+        let reordered = edge_length_spread(&shuffled, &flat, &triangles).unwrap();
+        assert!(reordered > 0.3, "{reordered}");
+        assert_eq!(edge_length_spread(&flat, &flat, &[]), None);
     }
 }
