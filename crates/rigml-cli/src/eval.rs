@@ -43,6 +43,10 @@ pub struct Args {
     /// Model file for the learned method (default: the embedded model).
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
+    /// Skeleton model file for the auto-riggers that use one (rig-detect, rig-auto,
+    /// rig-learned; default: the embedded model), e.g. from `rigml train-skeleton`.
+    #[arg(long, value_name = "FILE")]
+    pub skeleton_model: Option<PathBuf>,
     /// Weights made elsewhere: `NAME=DIR` (or just DIR, named after it), repeatable.
     #[arg(long, value_name = "[NAME=]DIR")]
     pub weights_from: Vec<String>,
@@ -70,14 +74,19 @@ pub struct Args {
     #[arg(long, value_name = "I/K", conflicts_with = "folds")]
     pub fold: Option<Fold>,
     /// Cross-validation over families: score every fold 1..K of the split on its held-out
-    /// families, the learned method with the model --fold-models names for that fold, and write
-    /// one report (per-family tables over every family of the split; no pictures).
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u16).range(2..), requires = "fold_models")]
+    /// families, the learned method with the model --fold-models names for that fold (and the
+    /// auto-riggers with the skeleton model --fold-skeleton-models names), and write one report
+    /// (per-family tables over every family of the split; no pictures).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u16).range(2..))]
     pub folds: Option<u16>,
-    /// With --folds: the model of each fold, `{}` standing for the fold's number (1..K), e.g.
-    /// `cv/fold{}.safetensors`.
+    /// With --folds: the skin model of each fold, `{}` standing for the fold's number (1..K),
+    /// e.g. `cv/fold{}.safetensors`.
     #[arg(long, value_name = "TEMPLATE", requires = "folds")]
     pub fold_models: Option<String>,
+    /// With --folds: the skeleton model of each fold (`rigml train-skeleton --hold-out-fold`),
+    /// `{}` standing for the fold's number, e.g. `cv/skel{}.safetensors`.
+    #[arg(long, value_name = "TEMPLATE", requires = "folds")]
+    pub fold_skeleton_models: Option<String>,
 }
 
 /// Run the evaluation and write the report; returns the summary.
@@ -100,40 +109,35 @@ pub fn run(args: &Args) -> Result<String> {
         }
         Progress::Done => bar.finish_and_clear(),
     };
-    let (report, methods) = match (args.folds, &args.fold_models) {
-        (Some(count), Some(template)) => {
-            if !template.contains("{}") {
-                bail!("--fold-models {template:?}: put {{}} where the fold's number goes");
+    let (report, methods) = match args.folds {
+        Some(count) => {
+            if args.fold_models.is_none() && args.fold_skeleton_models.is_none() {
+                bail!("--folds {count}: name each fold's model with --fold-models and/or --fold-skeleton-models");
             }
-            let models: Vec<PathBuf> = (1..=count)
-                .map(|i| PathBuf::from(template.replace("{}", &i.to_string())))
-                .collect();
-            // Every fold's model must be there before the first fold is scored.
-            let missing: Vec<String> = models
-                .iter()
-                .filter(|m| !m.is_file())
-                .map(|m| m.display().to_string())
-                .collect();
-            if !missing.is_empty() {
-                bail!("--fold-models {template:?}: no such model file: {}", missing.join(", "));
-            }
+            let count = usize::from(count);
+            // Every fold's models must be there before the first fold is scored.
+            let skin = fold_files("--fold-models", args.fold_models.as_deref(), count)?;
+            let skeleton = fold_files("--fold-skeleton-models", args.fold_skeleton_models.as_deref(), count)?;
             // And every fold must hold a family of the split (no more folds than families).
             let dataset = rigml_eval::Dataset::open(&args.data)?;
-            for index in 0..usize::from(count) {
-                let fold = Fold {
-                    index,
-                    count: usize::from(count),
-                };
-                dataset.select_fold(Some("character"), split, fold, true)?;
+            for index in 0..count {
+                dataset.select_fold(Some("character"), split, Fold { index, count }, true)?;
             }
             let mut merged = rigml_eval::Report::default();
-            for (index, model) in models.iter().enumerate() {
-                let methods = methods(args, Some(model))?;
-                let fold = Fold {
-                    index,
-                    count: usize::from(count),
-                };
-                bar.println(format!("fold {fold}: {}", model.display()));
+            for index in 0..count {
+                let model = skin.as_ref().map(|m| m[index].as_path()).or(args.model.as_deref());
+                let skeleton_model = skeleton
+                    .as_ref()
+                    .map(|m| m[index].as_path())
+                    .or(args.skeleton_model.as_deref());
+                let methods = methods(args, model, skeleton_model)?;
+                let fold = Fold { index, count };
+                let named: Vec<String> = [model, skeleton_model]
+                    .into_iter()
+                    .flatten()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                bar.println(format!("fold {fold}: {}", named.join(", ")));
                 merged.absorb(rigml_eval::run_fold(
                     &args.data,
                     split,
@@ -145,8 +149,8 @@ pub fn run(args: &Args) -> Result<String> {
             }
             (merged, None)
         }
-        _ => {
-            let methods = methods(args, args.model.as_deref())?;
+        None => {
+            let methods = methods(args, args.model.as_deref(), args.skeleton_model.as_deref())?;
             let report = rigml_eval::run_fold(&args.data, split, args.fold, &methods, &options, &mut progress)?;
             (report, Some(methods))
         }
@@ -170,10 +174,39 @@ pub fn run(args: &Args) -> Result<String> {
     Ok(out)
 }
 
-/// The methods `args` names, the learned one loading `model` (None: the embedded model).
-fn methods(args: &Args, model: Option<&std::path::Path>) -> Result<Vec<Method>> {
+/// The files a `--fold-models`-style template names for folds 1..=count (None without a
+/// template), every one checked to exist.
+fn fold_files(flag: &str, template: Option<&str>, count: usize) -> Result<Option<Vec<PathBuf>>> {
+    let Some(template) = template else {
+        return Ok(None);
+    };
+    if !template.contains("{}") {
+        bail!("{flag} {template:?}: put {{}} where the fold's number goes");
+    }
+    let files: Vec<PathBuf> = (1..=count)
+        .map(|i| PathBuf::from(template.replace("{}", &i.to_string())))
+        .collect();
+    let missing: Vec<String> = files
+        .iter()
+        .filter(|m| !m.is_file())
+        .map(|m| m.display().to_string())
+        .collect();
+    if !missing.is_empty() {
+        bail!("{flag} {template:?}: no such model file: {}", missing.join(", "));
+    }
+    Ok(Some(files))
+}
+
+/// The methods `args` names, the learned one loading `model` and the auto-riggers
+/// `skeleton_model` (None: the embedded models).
+fn methods(
+    args: &Args,
+    model: Option<&std::path::Path>,
+    skeleton_model: Option<&std::path::Path>,
+) -> Result<Vec<Method>> {
     let settings = rigml::EvalSettings {
         model,
+        skeleton_model,
         rig_skin: &args.rig_skin,
         deformation: !args.no_deformation,
     };

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 /// The templates `--template` (and `rigml eval --methods rig-<template>`) can name, which
 /// control joints they add, and the placer of each: the library's registry.
-pub use rigml::{placer, Controls, TEMPLATES};
+pub use rigml::{placer, placer_with_model, Controls, TEMPLATES};
 
 /// How a mesh is rigged: the skeleton template, the skin solver and its model. Shared by
 /// `rigml rig` and `rigml rig-seq`, which rig their mesh the same way.
@@ -32,11 +32,15 @@ pub struct RigChoice {
     /// A model file from `rigml train` for --skin learned (default: the embedded model).
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
+    /// A model file from `rigml train-skeleton` for the templates that use one (detect, auto,
+    /// learned; default: the embedded model).
+    #[arg(long, value_name = "FILE")]
+    pub skeleton_model: Option<PathBuf>,
 }
 
 impl RigChoice {
-    /// The skeleton placer and the skin solver these flags name (the model file is read here,
-    /// so a bad one is refused before any slow work).
+    /// The skeleton placer and the skin solver these flags name (the model files are read
+    /// here, so a bad one is refused before any slow work).
     pub fn tools(
         &self,
         controls: Controls,
@@ -44,10 +48,8 @@ impl RigChoice {
         Box<dyn rigml_rig::SkeletonPlacer + Send>,
         Box<dyn rigml_skin::SkinSolver + Send>,
     )> {
-        Ok((
-            placer(&self.template, controls)?,
-            solver(&self.skin, None, self.model.as_deref())?,
-        ))
+        let placer = placer_with_model(&self.template, controls, self.skeleton_model.as_deref())?;
+        Ok((placer, solver(&self.skin, None, self.model.as_deref())?))
     }
 }
 

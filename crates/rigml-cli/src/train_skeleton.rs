@@ -27,6 +27,8 @@ Examples:
   rigml train-skeleton --split train --val val -o skel.safetensors
   rigml train-skeleton --data ../shared/data --steps 200 --seed 2 -o quick.safetensors --force
   rigml train-skeleton --val val -o skel.safetensors --resume skel.safetensors.ckpt --force
+  rigml train-skeleton --val val --hold-out-fold 2/5 -o cv/skel2.safetensors
+                    (without the families of fold 2 of 5: score with rigml eval --folds 5)
 Writes OUTPUT, OUTPUT.ckpt every --checkpoint-every steps and a PNG of the loss curves
 (OUTPUT with the extension replaced by -curves.png). With --val, the clustering settings
 (mean-shift bandwidth, merge radius, minimum vote mass, confidence power) are chosen by the
@@ -39,6 +41,11 @@ pub struct Args {
     /// Split to fit on.
     #[arg(long, default_value = "train", value_parser = ["train", "val", "test"])]
     pub split: String,
+    /// Leave out the families of fold I of K of the split (a family-grouped cross-validation;
+    /// `rigml eval --fold I/K --skeleton-model M` or `--folds K --fold-skeleton-models` scores
+    /// the model on exactly those).
+    #[arg(long, value_name = "I/K")]
+    pub hold_out_fold: Option<rigml_eval::Fold>,
     /// Split to validate on and to choose the clustering settings on (never test).
     #[arg(long, value_parser = ["train", "val"])]
     pub val: Option<String>,
@@ -149,6 +156,7 @@ impl From<ChosenSettings> for Chosen {
 pub fn run(args: &Args) -> Result<String> {
     let recipe = SkeletonRecipe {
         split: args.split.clone(),
+        hold_out_fold: args.hold_out_fold,
         val: args.val.clone(),
         choose_on_all: args.choose_on == "all",
         config: Config {

@@ -178,6 +178,92 @@ fn the_skeleton_trainer_writes_a_model_its_curves_and_a_checkpoint() {
 }
 
 #[test]
+fn skeleton_models_are_cross_validated_by_family_and_used_by_rig() {
+    // The two train families of the small manifest, one held out per fold, as for the skin
+    // model below; the fold models then place the held-out family's skeleton in `rigml eval`.
+    let dir = tempfile::tempdir().unwrap();
+    small_manifest(dir.path());
+    let mut held_out = Vec::new();
+    for fold in 1..=2 {
+        let line = format!(
+            "train-skeleton --data manifest.tsv --split train -o skel{fold}.safetensors --steps 2 --batch 2 \
+             --hidden 8 --copies 0 --no-mirror --checkpoint-every 0 --hold-out-fold {fold}/2 --json"
+        );
+        let o = rigml(dir.path(), &line.split_whitespace().collect::<Vec<_>>());
+        assert_ok(&o);
+        let summary: Value = serde_json::from_slice(&o.stdout).expect("train-skeleton --json prints one JSON object");
+        assert_eq!(summary["characters"], 1, "fold {fold}: {summary}");
+        let path = dir.path().join(format!("skel{fold}.safetensors"));
+        let model = ModelFile::read(&std::fs::read(&path).unwrap(), "skel").unwrap();
+        assert_eq!(
+            model.metadata["rigml.skeleton.train.hold_out_fold"],
+            format!("{fold}/2")
+        );
+        held_out.push(model.metadata["rigml.skeleton.train.assets"].clone());
+    }
+    held_out.sort();
+    assert!(
+        held_out[0].starts_with("quaternius-fish-dolphin")
+            && held_out[1].starts_with("quaternius-platformer-game-skull"),
+        "{held_out:?}"
+    );
+    let eval = |args: &str| {
+        let line = format!("eval --data manifest.tsv --split train --no-deformation {args}");
+        rigml(dir.path(), &line.split_whitespace().collect::<Vec<_>>())
+    };
+    assert_ok(&eval(
+        "--methods rig-learned,rig-curve --folds 2 --fold-skeleton-models skel{}.safetensors -o cv",
+    ));
+    let csv = std::fs::read_to_string(dir.path().join("cv/per_family.csv")).unwrap();
+    for family in [
+        "quaternius/fish_pack,rig-learned,1",
+        "quaternius/platformer_game_pack,rig-learned,1",
+    ] {
+        assert!(csv.lines().any(|l| l.starts_with(family)), "{family} not in\n{csv}");
+    }
+    // --folds without any fold model is refused before any work, naming both flags.
+    let o = eval("--methods rig-learned --folds 2 -o bad");
+    assert!(
+        !o.status.success() && stderr(&o).contains("--fold-skeleton-models"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("bad").exists(), "nothing written");
+
+    // `rigml rig` and `rigml eval` take a skeleton model file; a missing one is named.
+    let whale = common::rows_where("id", "quaternius-fish-whale")[0].path();
+    let whale = whale.to_str().unwrap();
+    let o = rigml(
+        dir.path(),
+        &[
+            "rig",
+            whale,
+            "--template",
+            "learned",
+            "--skeleton-model",
+            "skel1.safetensors",
+            "--skin",
+            "nearest",
+            "-o",
+            "whale.glb",
+            "--json",
+        ],
+    );
+    assert_ok(&o);
+    assert!(dir.path().join("whale.glb").is_file());
+    let o = rigml(
+        dir.path(),
+        &["rig", whale, "--skeleton-model", "nope.safetensors", "-o", "nope.glb"],
+    );
+    assert!(
+        !o.status.success() && stderr(&o).contains("nope.safetensors"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("nope.glb").exists());
+}
+
+#[test]
 fn a_family_grouped_cross_validation_trains_without_each_fold_and_scores_it() {
     // The small manifest's train split holds two families (the platformer pack's skull, the fish
     // pack's dolphin), so with two folds each fold holds one family out.

@@ -436,6 +436,7 @@ fn evaluate<'py>(
         });
         let settings = rigml::EvalSettings {
             model: model.as_deref(),
+            skeleton_model: None,
             rig_skin,
             deformation,
         };

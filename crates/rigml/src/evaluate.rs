@@ -5,7 +5,7 @@
 
 use crate::error::{invalid, Result};
 use crate::methods::{solver, MethodSettings, METHODS};
-use crate::templates::{placer, Controls, TEMPLATES};
+use crate::templates::{placer_with_model, Controls, TEMPLATES};
 use rigml_eval::report::{AssetResult, METRICS};
 use rigml_eval::robustness::Declared;
 use rigml_eval::{AssetRow, Method, Options};
@@ -17,6 +17,8 @@ use std::path::Path;
 pub struct EvalSettings<'a> {
     /// The learned model file (`None`: the embedded one), for `learned` and for `rig_skin`.
     pub model: Option<&'a Path>,
+    /// The skeleton model file for the `rig-*` methods that use one (`None`: the embedded one).
+    pub skeleton_model: Option<&'a Path>,
     /// The skin method that skins a rigger's placed skeleton for the end-to-end deformation.
     pub rig_skin: &'a str,
     /// Whether deformation errors are computed (riggers then skin their skeleton).
@@ -27,6 +29,7 @@ impl Default for EvalSettings<'_> {
     fn default() -> Self {
         EvalSettings {
             model: None,
+            skeleton_model: None,
             rig_skin: "learned",
             deformation: true,
         }
@@ -58,7 +61,8 @@ pub fn eval_method(name: &str, settings: &EvalSettings) -> Result<Method> {
                 }
             }
         }
-        let placer = placer(template, controls).map_err(|e| invalid(format!("method {name}: {e}")))?;
+        let placer = placer_with_model(template, controls, settings.skeleton_model)
+            .map_err(|e| invalid(format!("method {name}: {e}")))?;
         let place = move |c: &rigml_core::Character| {
             placer
                 .place(&c.mesh)

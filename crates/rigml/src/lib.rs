@@ -39,7 +39,7 @@ pub use error::{Error, Result};
 pub use evaluate::{eval_method, evaluate_file, given_weights, metrics, EvalSettings};
 pub use methods::{solver, MethodSettings, METHODS};
 pub use skinning::{skin_weights, SkinRequest, Skinned, Stage};
-pub use templates::{placer, Controls, TEMPLATES};
+pub use templates::{placer, placer_with_model, Controls, TEMPLATES};
 
 pub use rigml_core::{glam, Character, Mesh, Skeleton, Skin};
 pub use rigml_io::{Format, SaveOptions};

@@ -3,6 +3,7 @@
 
 use crate::error::{invalid, Result};
 use rigml_rig::SkeletonPlacer;
+use std::path::Path;
 
 /// The templates a name can be. `detect` (the default) is `humanoid` when the shape is a
 /// standing humanoid, else `auto` (the curve skeleton less the end chains the learned placer
@@ -36,6 +37,24 @@ impl Default for Controls {
 /// assert!(rigml::placer("biped", rigml::Controls::default()).is_err());
 /// ```
 pub fn placer(template: &str, controls: Controls) -> Result<Box<dyn SkeletonPlacer + Send>> {
+    placer_with_model(template, controls, None)
+}
+
+/// [`placer`] with the skeleton model read from `skeleton_model` (a file from `rigml
+/// train-skeleton`) instead of the embedded one, for the templates that use it (`detect`,
+/// `auto`, `learned`); `humanoid` and `curve` use no model and ignore it. This is how a user's
+/// own skeleton model, or a cross-validation fold's, places joints.
+pub fn placer_with_model(
+    template: &str,
+    controls: Controls,
+    skeleton_model: Option<&Path>,
+) -> Result<Box<dyn SkeletonPlacer + Send>> {
+    let learned = || -> Result<rigml_rig::LearnedPlacer> {
+        Ok(match skeleton_model {
+            Some(path) => rigml_rig::LearnedPlacer::from_file(path)?,
+            None => rigml_rig::LearnedPlacer::embedded()?,
+        })
+    };
     let mut curve = rigml_rig::CurveSkeleton::default();
     curve.params.leg_poles = controls.poles;
     curve.params.ground_root = controls.ground_root;
@@ -46,17 +65,18 @@ pub fn placer(template: &str, controls: Controls) -> Result<Box<dyn SkeletonPlac
     Ok(match template {
         "auto" => Box::new(rigml_rig::Auto {
             curve,
-            ..rigml_rig::Auto::embedded()?
+            learned: learned()?,
         }),
         "curve" => Box::new(curve),
         "humanoid" => Box::new(humanoid),
-        "detect" => {
-            let mut detect = rigml_rig::Detect::embedded()?;
-            detect.auto.curve = curve;
-            detect.humanoid = humanoid;
-            Box::new(detect)
-        }
-        "learned" => Box::new(rigml_rig::LearnedPlacer::embedded()?),
+        "detect" => Box::new(rigml_rig::Detect {
+            humanoid,
+            auto: rigml_rig::Auto {
+                curve,
+                learned: learned()?,
+            },
+        }),
+        "learned" => Box::new(learned()?),
         other => {
             return Err(invalid(format!(
                 "unknown template {other:?} (choose one of {})",

@@ -9,6 +9,7 @@ use crate::error::{invalid, Result};
 use rigml_eval::dataset::{AssetRow, Dataset};
 use rigml_eval::deformation::normalisation;
 use rigml_eval::skeleton_metrics::{score, JointSet};
+use rigml_eval::Fold;
 use rigml_learn::skeleton::data::{character_shapes, Augment, Shape};
 use rigml_learn::skeleton::joints::{Modes, Settings, Tree};
 use rigml_learn::skeleton::train::{Config, History, Losses};
@@ -33,6 +34,10 @@ pub const COUNT_WEIGHT: f64 = 0.02;
 pub struct SkeletonRecipe {
     /// Split to fit on.
     pub split: String,
+    /// Leave out the families of this fold of a family-grouped cross-validation over `split`
+    /// (the families `rigml eval --fold` scores), to measure the placer on families it has never
+    /// seen.
+    pub hold_out_fold: Option<Fold>,
     /// Split to validate on and to choose the clustering settings on (never test).
     pub val: Option<String>,
     /// Choose the settings on every `val` character, not only the non-humanoids (the learned
@@ -122,7 +127,10 @@ pub fn train_skeleton(
     recipe.validate()?;
     rigml_learn::training_device_name()?;
     let started = Instant::now();
-    let train_rows = characters(dataset, &recipe.split)?;
+    let train_rows = match recipe.hold_out_fold {
+        Some(fold) => dataset.select_fold(Some("character"), Some(&recipe.split), fold, false)?,
+        None => characters(dataset, &recipe.split)?,
+    };
     let (train_clouds, ids, mut skipped) = clouds(&train_rows, &recipe.augment, progress)?;
     let val_rows = match &recipe.val {
         Some(split) => characters(dataset, split)?,
@@ -140,6 +148,9 @@ pub fn train_skeleton(
     metadata.insert("rigml.skeleton.train.command".to_string(), recipe.command.clone());
     metadata.insert("rigml.skeleton.train.split".into(), recipe.split.clone());
     metadata.insert("rigml.skeleton.train.assets".into(), ids.join(","));
+    if let Some(fold) = recipe.hold_out_fold {
+        metadata.insert("rigml.skeleton.train.hold_out_fold".into(), fold.to_string());
+    }
     metadata.insert("rigml.skeleton.train.augment".into(), format!("{:?}", recipe.augment));
     progress(Progress::Member {
         index: 0,
@@ -344,6 +355,7 @@ mod tests {
     fn impossible_recipes_are_refused_before_any_work() {
         let good = SkeletonRecipe {
             split: "train".into(),
+            hold_out_fold: None,
             val: None,
             choose_on_all: false,
             config: Config::default(),
