@@ -393,27 +393,25 @@ pub fn run(args: &Args) -> Result<String> {
             report.hip_drop
         );
     }
-    let _ = writeln!(out, "                              before -> after");
-    let _ = writeln!(
-        out,
-        "jitter (H/s³)                 {} -> {}",
-        fmt_measure(before.jitter),
-        fmt_measure(after.jitter)
-    );
-    let _ = writeln!(
-        out,
-        "foot skate (H/s, ground y=0)  {} -> {}",
-        fmt_measure(before.foot_skate),
-        fmt_measure(after.foot_skate)
-    );
-    let _ = writeln!(
-        out,
-        "foot skate (H/s, own floor)   {} -> {}",
-        fmt_measure(before.foot_skate_floor),
-        fmt_measure(after.foot_skate_floor)
-    );
+    write_measures(&mut out, &before, &after);
     let _ = writeln!(out, "wrote {}", args.output.display());
     Ok(out)
+}
+
+/// The before/after table of jitter and foot skate both methods print.
+fn write_measures(out: &mut String, before: &Measures, after: &Measures) {
+    let _ = writeln!(out, "                              before -> after");
+    for (label, b, a) in [
+        ("jitter (H/s³)                ", before.jitter, after.jitter),
+        ("foot skate (H/s, ground y=0) ", before.foot_skate, after.foot_skate),
+        (
+            "foot skate (H/s, own floor)  ",
+            before.foot_skate_floor,
+            after.foot_skate_floor,
+        ),
+    ] {
+        let _ = writeln!(out, "{label} {} -> {}", fmt_measure(b), fmt_measure(a));
+    }
 }
 
 #[derive(Serialize)]
@@ -463,16 +461,10 @@ fn run_learned(args: &Args, character: &mut rigml_core::Character, clip: rigml_c
         ..DenoiseOptions::default()
     };
     let out = denoise(&model, &source, &frames, &options)?;
-    let start = frames.times.first().copied().unwrap_or(0.0);
-    let before = Frames {
-        fps: frames.fps,
-        start,
-        poses: frames.poses.iter().map(|p| p.local.clone()).collect(),
-    };
+    let before = Frames::from_sampled(&frames);
     let after = Frames {
-        fps: frames.fps,
-        start,
         poses: out.poses.clone(),
+        ..before.clone()
     };
     if let Some(first) = character.clips.first_mut() {
         *first = after.to_clip(&clip);
@@ -537,26 +529,7 @@ fn run_learned(args: &Args, character: &mut rigml_core::Character, clip: rigml_c
             intervals_text(&ranges)
         );
     }
-    let _ = writeln!(text, "                              before -> after");
-    for (label, b, a) in [
-        (
-            "jitter (H/s³)                ",
-            report.before.jitter,
-            report.after.jitter,
-        ),
-        (
-            "foot skate (H/s, ground y=0) ",
-            report.before.foot_skate,
-            report.after.foot_skate,
-        ),
-        (
-            "foot skate (H/s, own floor)  ",
-            report.before.foot_skate_floor,
-            report.after.foot_skate_floor,
-        ),
-    ] {
-        let _ = writeln!(text, "{label} {} -> {}", fmt_measure(b), fmt_measure(a));
-    }
+    write_measures(&mut text, &report.before, &report.after);
     let _ = writeln!(text, "wrote {}", args.output.display());
     Ok(text)
 }

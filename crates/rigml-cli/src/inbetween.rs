@@ -110,7 +110,7 @@ pub fn run(args: &Args) -> Result<String> {
     let info = rig_for(&skeleton, &overrides, &asset);
     let poses: Vec<Vec<Transform>> = match args.method.as_str() {
         "learned" => {
-            let info = info.map_err(|e| {
+            let info = info.as_ref().map_err(|e| {
                 anyhow!("{e} (--method learned works on humanoids; pass --map FILE to name their joints)")
             })?;
             let model = match &args.model {
@@ -121,18 +121,9 @@ pub fn run(args: &Args) -> Result<String> {
                 name: input.clone(),
                 skeleton: skeleton.clone(),
                 clip: clip.clone(),
-                info,
+                info: info.clone(),
             };
-            let frames = rigml_anim::rig::Frames {
-                fps: baked.fps,
-                times: (0..n).map(|f| baked.start + f as f32 / baked.fps).collect(),
-                poses: baked
-                    .poses
-                    .iter()
-                    .map(|l| rigml_core::Pose { local: l.clone() })
-                    .collect(),
-            };
-            inbetween(&model, &source, &frames, &keys)?.poses
+            inbetween(&model, &source, &baked.to_sampled(), &keys)?.poses
         }
         _ => interpolate_keys(&baked.poses, &keys),
     };
@@ -153,7 +144,7 @@ pub fn run(args: &Args) -> Result<String> {
     } else {
         rigml_io::save(&character, &args.output, SaveOptions { force: args.force })?;
     }
-    let (jit, skate) = match rig_for(&skeleton, &overrides, &asset) {
+    let (jit, skate) = match &info {
         Ok(info) => {
             let h = info.hip_height;
             let positions = result.world_positions(&skeleton);

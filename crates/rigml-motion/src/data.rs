@@ -31,12 +31,20 @@ impl Source {
 }
 
 /// The IK-Rig frames of `frames` at [`MODEL_FPS`](crate::features::MODEL_FPS), their contacts
-/// those of [`foot_contacts`].
+/// those of [`foot_contacts`]: the targets the model learns and is scored against.
 pub fn model_frames(source: &Source, frames: &Frames) -> Vec<RigFrame> {
     let mut encoded = encode(&source.skeleton, &source.info, frames, &source.name);
     for (frame, c) in encoded.frames.iter_mut().zip(foot_contacts(source, frames)) {
         frame.contacts = c;
     }
+    to_model_rate(&encoded.frames, frames.fps)
+}
+
+/// [`model_frames`] without the contact detector (the encoder's own contacts are kept): what the
+/// model reads, which never includes contacts, so the damaged copies of training and the clip
+/// being denoised skip the detector's pass over every frame's world matrices.
+pub fn model_inputs(source: &Source, frames: &Frames) -> Vec<RigFrame> {
+    let encoded = encode(&source.skeleton, &source.info, frames, &source.name);
     to_model_rate(&encoded.frames, frames.fps)
 }
 
@@ -101,11 +109,7 @@ pub fn prefilter(source: &Source, frames: &Frames) -> Result<Frames, MotionError
     if f64::from(frames.fps) < 2.2 * PREFILTER_CUTOFF || frames.poses.len() < 4 {
         return Ok(frames.clone());
     }
-    let mut f = cleanup::Frames {
-        fps: frames.fps,
-        start: 0.0,
-        poses: frames.poses.iter().map(|p| p.local.clone()).collect(),
-    };
+    let mut f = cleanup::Frames::from_sampled(frames);
     let joints: Vec<usize> = (0..source.skeleton.joint_count()).collect();
     let filter = Filter::Butterworth {
         cutoff: PREFILTER_CUTOFF,
@@ -183,7 +187,7 @@ fn prepare_one(source: &Source, variants: usize, seed: u64, mirrored: bool) -> R
                 noise,
                 seed.wrapping_add(v as u64 + 1),
             );
-            let mut out = model_frames(source, &prefilter(source, &damaged)?);
+            let mut out = model_inputs(source, &prefilter(source, &damaged)?);
             out.truncate(clean.len());
             while out.len() < clean.len() {
                 out.push(*out.last().unwrap_or(&clean[out.len()]));

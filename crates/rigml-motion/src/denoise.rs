@@ -8,7 +8,7 @@
 //! (below [`DenoiseOptions::root_cutoff`]) and takes only the faster part from the model: a
 //! complementary filter.
 
-use crate::data::{model_frames, prefilter, Source};
+use crate::data::{model_inputs, prefilter, Source};
 use crate::features::{from_vectors, interpolate, to_vectors, CONTACTS, MODEL_FPS};
 use crate::model::MotionModel;
 use crate::MotionError;
@@ -119,7 +119,7 @@ pub fn denoise(
         });
     }
     let smoothed = prefilter(source, frames)?;
-    let low = model_frames(source, &smoothed);
+    let low = model_inputs(source, &smoothed);
     let corrected = correct(model, &low, options);
     let native = interpolate(&corrected, MODEL_FPS, frames.fps, n);
     let rig = RigClip {

@@ -90,6 +90,30 @@ impl Frames {
         Ok(Frames { fps, start, poses })
     }
 
+    /// The same frames as [`crate::rig::Frames`] (what retargeting, the IK-Rig encoder and the
+    /// motion model read): one pose per frame at `start + f / fps`.
+    pub fn to_sampled(&self) -> crate::rig::Frames {
+        crate::rig::Frames {
+            fps: self.fps,
+            times: (0..self.len()).map(|f| self.start + f as f32 / self.fps).collect(),
+            poses: self
+                .poses
+                .iter()
+                .map(|l| rigml_core::Pose { local: l.clone() })
+                .collect(),
+        }
+    }
+
+    /// Frames sampled by [`crate::rig::sample_frames`] as uniform frames from their first time
+    /// (their own frame rate; the times are not kept).
+    pub fn from_sampled(frames: &crate::rig::Frames) -> Frames {
+        Frames {
+            fps: frames.fps,
+            start: frames.times.first().copied().unwrap_or(0.0),
+            poses: frames.poses.iter().map(|p| p.local.clone()).collect(),
+        }
+    }
+
     /// Number of frames.
     pub fn len(&self) -> usize {
         self.poses.len()
