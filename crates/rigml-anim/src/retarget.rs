@@ -99,7 +99,7 @@ pub fn bake_clip(skeleton: &Skeleton, times: &[f32], frames: &[Vec<Transform>], 
                 joint: j,
                 interpolation: Interpolation::Linear,
                 times: times.to_vec(),
-                values: ChannelValues::Rotation(continuous(rotations)),
+                values: ChannelValues::Rotation(rigml_core::continuous_rotations(rotations.into_iter())),
             });
         }
         if translations
@@ -118,16 +118,6 @@ pub fn bake_clip(skeleton: &Skeleton, times: &[f32], frames: &[Vec<Transform>], 
         name: name.to_string(),
         channels,
     }
-}
-
-/// Quaternions flipped into the previous key's hemisphere (no long-way interpolation).
-fn continuous(mut q: Vec<Quat>) -> Vec<Quat> {
-    for k in 1..q.len() {
-        if q[k - 1].dot(q[k]) < 0.0 {
-            q[k] = -q[k];
-        }
-    }
-    q
 }
 
 /// A retargeted clip and what it took.
