@@ -38,9 +38,10 @@ one-euro: the adaptive 1€ filter (causal), --cutoff is its minimum cutoff (def
 Foot skate is removed by pinning each ankle/toe during its contacts (height < 0.05 H above the
 joint's floor and speed < 0.5 H/s, with hysteresis) and solving hip-knee-ankle IK.
 --method learned (humanoids): the motion model (docs/model-card-motion.md) corrects the clip in
-IK-Rig space at 30 fps, finds the contacts of ankles and toes, and the clip is decoded back onto
-its own skeleton with the feet pinned during those contacts; joints outside the IK-Rig chains
-(fingers, twist bones) keep their input rotations. The filter flags do not apply to it.")]
+IK-Rig space at 30 fps and finds the contacts of ankles and toes (reported); its change is
+applied to the clip at the clip's rate, decoded back onto its own skeleton (joints outside the
+IK-Rig chains, such as fingers and twist bones, keep their input rotations), and foot skate is
+removed as above. The filter flags do not apply to it.")]
 pub struct Args {
     /// The clip to clean: a BVH file, or any file with a skeleton and a clip (the first is cleaned).
     pub input: PathBuf,
@@ -432,7 +433,7 @@ struct LearnedReport {
 }
 
 /// `--method learned`: denoise in IK-Rig space with the motion model, decode onto the clip's
-/// own skeleton (feet pinned where the model finds contacts), save, report.
+/// own skeleton, remove foot skate as the filters do, save, report.
 fn run_learned(args: &Args, character: &mut rigml_core::Character, clip: rigml_core::Clip) -> Result<String> {
     let input = args.input.display().to_string();
     if args.cutoff.is_some() || args.order.is_some() || args.window.is_some() || args.lower_hips {
@@ -512,7 +513,7 @@ fn run_learned(args: &Args, character: &mut rigml_core::Character, clip: rigml_c
         "method: learned motion model ({}), feet {}",
         report.model,
         if report.footskate {
-            "pinned during its contacts"
+            "pinned with leg IK where the result's contacts are"
         } else {
             "not pinned"
         }

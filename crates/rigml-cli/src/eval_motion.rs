@@ -53,6 +53,10 @@ pub struct Args {
     /// Below this frequency (Hz) the cleaned root path follows the clip, above it the model.
     #[arg(long, value_name = "HZ", default_value_t = DenoiseOptions::default().root_cutoff, value_parser = positive::<f64>)]
     pub root_cutoff: f64,
+    /// Interpolate the model's frames back to the clip's rate instead of applying its change at
+    /// the clip's rate (how denoising worked before 2026-11-27, late; for comparison).
+    #[arg(long)]
+    pub resampled_output: bool,
     /// Seed of the damage.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -346,6 +350,7 @@ pub fn run(args: &Args) -> Result<String> {
     }
     let options = DenoiseOptions {
         root_cutoff: args.root_cutoff,
+        at_clip_rate: !args.resampled_output,
         ..DenoiseOptions::default()
     };
     let levels: Vec<(String, Option<Noise>)> = std::iter::once(("none (clean)".to_string(), None))

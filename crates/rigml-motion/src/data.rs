@@ -8,11 +8,12 @@ use crate::MotionError;
 use glam::Vec3;
 use rayon::prelude::*;
 use rigml_anim::cleanup::contacts::{self, ContactParams};
-use rigml_anim::cleanup::{self, Filter, StepLimits};
+use rigml_anim::cleanup::footskate::remove_footskate;
+use rigml_anim::cleanup::{self, Filter, FootskateOptions, Leg, StepLimits};
 use rigml_anim::encode::{encode, RigFrame};
 use rigml_anim::humanoid::Role;
 use rigml_anim::rig::{sample_frames, Frames, RigInfo};
-use rigml_core::{Clip, Pose, Skeleton};
+use rigml_core::{Clip, Pose, Skeleton, Transform};
 
 /// A humanoid clip on its skeleton.
 #[derive(Debug, Clone)]
@@ -46,6 +47,33 @@ pub fn model_frames(source: &Source, frames: &Frames) -> Vec<RigFrame> {
 pub fn model_inputs(source: &Source, frames: &Frames) -> Vec<RigFrame> {
     let encoded = encode(&source.skeleton, &source.info, frames, &source.name);
     to_model_rate(&encoded.frames, frames.fps)
+}
+
+/// `poses` (a decoded clip of `source`'s skeleton at `fps`) with foot skate removed as `rigml
+/// clean` removes it after filtering (docs/ALGORITHMS.md §8 step 4: contacts found on the poses
+/// themselves, ankles pinned horizontally at their stillest point, leg IK, blends in and out).
+///
+/// The model's output is decoded without the IK-Rig decoder's pinning and cleaned this way
+/// instead. Measured on val (10 clips, `rigml eval-motion`): the decoder's pins moved joints by
+/// 2.9 % of leg on clean clips where this moves them by 1.0 %, and left more skate (0.013 against
+/// 0.0013 H/s); pinning at the model's contacts instead of the detector's gave the same joint
+/// error and skate of 0.014 H/s (docs/experiments/2026-11-27-motion-model.md).
+pub fn remove_skate(source: &Source, poses: Vec<Vec<Transform>>, fps: f32) -> Result<Vec<Vec<Transform>>, MotionError> {
+    let bad = |e: cleanup::CleanupError| MotionError::Clip {
+        clip: source.name.clone(),
+        problem: e.to_string(),
+    };
+    let legs = Leg::from_humanoid(&source.info.map, &source.skeleton).map_err(bad)?;
+    let mut frames = cleanup::Frames { fps, start: 0.0, poses };
+    remove_footskate(
+        &source.skeleton,
+        &mut frames,
+        &legs,
+        source.info.hip_height,
+        &FootskateOptions::default(),
+    )
+    .map_err(bad)?;
+    Ok(frames.poses)
 }
 
 /// Contacts of the left ankle, left toes, right ankle and right toes at every frame, by

@@ -8,26 +8,29 @@
 //! (below [`DenoiseOptions::root_cutoff`]) and takes only the faster part from the model: a
 //! complementary filter.
 
-use crate::data::{model_inputs, prefilter, Source};
-use crate::features::{from_vectors, interpolate, to_vectors, CONTACTS, MODEL_FPS};
+use crate::data::{prefilter, remove_skate, Source};
+use crate::features::{apply_at_rate, from_vectors, interpolate, to_model_rate, to_vectors, CONTACTS, MODEL_FPS};
 use crate::model::MotionModel;
 use crate::MotionError;
 use glam::Vec2;
 use rigml_anim::cleanup::filters::{butterworth, filtfilt};
 use rigml_anim::decode::{decode_onto, DecodeOptions};
-use rigml_anim::encode::{RigClip, RigFrame};
+use rigml_anim::encode::{encode, RigClip, RigFrame};
 use rigml_anim::rig::Frames;
 use rigml_core::Transform;
 
 /// Options of [`denoise`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DenoiseOptions {
-    /// Pin the feet while the model finds them in contact (the IK-Rig decoder's pinning).
+    /// Remove foot skate from the result as `rigml clean` does ([`remove_skate`]).
     pub pin_feet: bool,
     /// Below this frequency (Hz) the root path follows the clip, above it the model.
     pub root_cutoff: f64,
     /// Contact probability from which a foot joint counts as in contact.
     pub contact_threshold: f32,
+    /// Apply the model's change to the clip at its own rate ([`apply_at_rate`]) instead of
+    /// interpolating the model's frames back up from [`MODEL_FPS`].
+    pub at_clip_rate: bool,
 }
 
 impl Default for DenoiseOptions {
@@ -36,6 +39,7 @@ impl Default for DenoiseOptions {
             pin_feet: true,
             root_cutoff: 2.0,
             contact_threshold: 0.5,
+            at_clip_rate: true,
         }
     }
 }
@@ -119,9 +123,14 @@ pub fn denoise(
         });
     }
     let smoothed = prefilter(source, frames)?;
-    let low = model_inputs(source, &smoothed);
+    let encoded = encode(&source.skeleton, &source.info, &smoothed, &source.name).frames;
+    let low = to_model_rate(&encoded, frames.fps);
     let corrected = correct(model, &low, options);
-    let native = interpolate(&corrected, MODEL_FPS, frames.fps, n);
+    let native = if options.at_clip_rate && low.len() < n {
+        apply_at_rate(&encoded, &low, &corrected, frames.fps)
+    } else {
+        interpolate(&corrected, MODEL_FPS, frames.fps, n)
+    };
     let rig = RigClip {
         name: source.name.clone(),
         fps: frames.fps,
@@ -129,11 +138,21 @@ pub fn denoise(
         frames: native,
     };
     let base: Vec<Vec<Transform>> = smoothed.poses.iter().map(|p| p.local.clone()).collect();
-    let decode_options = DecodeOptions {
-        pin_feet: options.pin_feet,
-        ..DecodeOptions::default()
+    let poses = decode_onto(
+        &source.skeleton,
+        &source.info,
+        &rig,
+        DecodeOptions {
+            pin_feet: false,
+            ..DecodeOptions::default()
+        },
+        &base,
+    );
+    let poses = if options.pin_feet {
+        remove_skate(source, poses, frames.fps)?
+    } else {
+        poses
     };
-    let poses = decode_onto(&source.skeleton, &source.info, &rig, decode_options, &base);
     Ok(Denoised {
         poses,
         contacts: rig.frames.iter().map(|f| f.contacts).collect(),

@@ -297,6 +297,51 @@ pub fn lerp_frame(a: &RigFrame, b: &RigFrame, t: f32) -> RigFrame {
     }
 }
 
+/// `native` (frames at `fps`) moved by the change the model made at its own rate, from `input`
+/// to `output` (both at [`MODEL_FPS`]): both are interpolated to `fps` and their difference is
+/// added to `native` (positions and heights added, rotations and heading turned by the relative
+/// rotation, poles added and renormalised; contacts the output's). Unlike interpolating the
+/// output itself, this keeps what `native` has above the model's rate: a clean clip the model
+/// leaves alone comes back as it went in, not averaged down and up again.
+pub fn apply_at_rate(native: &[RigFrame], input: &[RigFrame], output: &[RigFrame], fps: f32) -> Vec<RigFrame> {
+    let n = native.len();
+    if input.is_empty() || output.is_empty() {
+        return native.to_vec();
+    }
+    let from = resample_up(input, fps, n);
+    let to = resample_up(output, fps, n);
+    native
+        .iter()
+        .zip(from.iter().zip(&to))
+        .map(|(x, (a, b))| {
+            let turn = |q: Quat, qa: Quat, qb: Quat| (qb * qa.inverse() * q).normalize();
+            let mut out = *x;
+            out.origin = x.origin + (b.origin - a.origin);
+            let dyaw = yaw(b.forward) - yaw(a.forward);
+            let (s, c) = dyaw.sin_cos();
+            out.forward = Vec2::new(c * x.forward.x + s * x.forward.y, -s * x.forward.x + c * x.forward.y);
+            out.hips = x.hips + (b.hips - a.hips);
+            out.hips_rotation = turn(x.hips_rotation, a.hips_rotation, b.hips_rotation);
+            for k in 0..out.chains.len() {
+                let (g, ga, gb) = (x.chains[k], a.chains[k], b.chains[k]);
+                out.chains[k] = ChainGoal {
+                    root: g.root + (gb.root - ga.root),
+                    offset: g.offset + (gb.offset - ga.offset),
+                    pole: (g.pole + (gb.pole - ga.pole)).try_normalize().unwrap_or(g.pole),
+                    rotation: turn(g.rotation, ga.rotation, gb.rotation),
+                };
+            }
+            for s in 0..2 {
+                out.shoulders[s] = turn(x.shoulders[s], a.shoulders[s], b.shoulders[s]);
+                out.toes[s] = turn(x.toes[s], a.toes[s], b.toes[s]);
+                out.foot_heights[s] = x.foot_heights[s] + (b.foot_heights[s] - a.foot_heights[s]);
+            }
+            out.contacts = b.contacts;
+            out
+        })
+        .collect()
+}
+
 /// `count` frames at `fps` from frames at [`MODEL_FPS`] (the inverse of [`resample_down`]).
 pub fn resample_up(model: &[RigFrame], fps: f32, count: usize) -> Vec<RigFrame> {
     interpolate(model, MODEL_FPS, fps, count)
@@ -368,6 +413,40 @@ mod tests {
             v
         };
         v(a).iter().zip(v(b)).all(|(x, y)| (x - y).abs() < 1e-4)
+    }
+
+    #[test]
+    fn a_change_at_the_model_rate_moves_the_native_frames_by_as_much() {
+        // 120 fps frames with detail between the model's frames; the model's input is them
+        // averaged down.
+        let native: Vec<RigFrame> = (0..41)
+            .map(|i| frame(0.05 * i as f32 + 0.02 * (i % 2) as f32))
+            .collect();
+        let input = resample_down(&native, 120.0).unwrap();
+        // No change: the native frames come back as they are (their detail kept).
+        let same = apply_at_rate(&native, &input, &input, 120.0);
+        assert!(native.iter().zip(&same).all(|(a, b)| close(a, b)));
+        // A constant change: the hips 0.1 higher, the heading turned 0.2 rad, the first
+        // chain's rotation turned 0.3 rad about y.
+        let turn = Quat::from_rotation_y(0.3);
+        let output: Vec<RigFrame> = input
+            .iter()
+            .map(|f| {
+                let mut g = *f;
+                g.hips.y += 0.1;
+                let (s, c) = 0.2f32.sin_cos();
+                g.forward = Vec2::new(c * f.forward.x + s * f.forward.y, -s * f.forward.x + c * f.forward.y);
+                g.chains[0].rotation = turn * f.chains[0].rotation;
+                g
+            })
+            .collect();
+        let moved = apply_at_rate(&native, &input, &output, 120.0);
+        for (a, b) in native.iter().zip(&moved) {
+            assert!((b.hips.y - a.hips.y - 0.1).abs() < 1e-5);
+            assert!((wrap(yaw(b.forward) - yaw(a.forward)) - 0.2).abs() < 1e-4);
+            assert!(b.chains[0].rotation.angle_between(turn * a.chains[0].rotation) < 1e-3);
+            assert!((b.chains[1].root - a.chains[1].root).length() < 1e-5);
+        }
     }
 
     #[test]
