@@ -123,6 +123,9 @@ pub fn run(args: &Args) -> Result<String> {
             for index in 0..count {
                 dataset.select_fold(Some("character"), split, Fold { index, count }, true)?;
             }
+            for warning in not_held_out(args) {
+                bar.println(format!("warning: {warning}"));
+            }
             let mut merged = rigml_eval::Report::default();
             for index in 0..count {
                 let model = skin.as_ref().map(|m| m[index].as_path()).or(args.model.as_deref());
@@ -172,6 +175,40 @@ pub fn run(args: &Args) -> Result<String> {
         args.output.display()
     );
     Ok(out)
+}
+
+/// What a `--folds` run scores with a model trained on every family of the split, so that those
+/// numbers are not held out: the learned skin method (and the skinning of auto-riggers'
+/// skeletons for the end-to-end deformation) without `--fold-models`, the auto-riggers that use
+/// the skeleton model without `--fold-skeleton-models`. A model given with `--model` or
+/// `--skeleton-model` may have been trained on anything, so it is named too.
+fn not_held_out(args: &Args) -> Vec<String> {
+    let methods: Vec<&str> = args.methods.iter().map(String::as_str).collect();
+    let riggers = methods.iter().any(|m| m.starts_with("rig-"));
+    let skin_used = methods.iter().any(|m| m.split(['+', ':']).any(|p| p == "learned"))
+        || (riggers && !args.no_deformation && args.rig_skin == "learned");
+    let skeleton_used = methods.iter().any(|m| {
+        let template = m.strip_prefix("rig-").map(|s| s.split(':').next().unwrap_or(""));
+        matches!(template, Some("detect" | "auto" | "learned"))
+    });
+    let mut out = Vec::new();
+    if skin_used && args.fold_models.is_none() {
+        out.push(format!(
+            "the learned skin weights use {} for every fold (no --fold-models): not held out",
+            args.model
+                .as_ref()
+                .map_or("the embedded model".to_string(), |m| m.display().to_string())
+        ));
+    }
+    if skeleton_used && args.fold_skeleton_models.is_none() {
+        out.push(format!(
+            "the auto-riggers place joints with {} for every fold (no --fold-skeleton-models): not held out",
+            args.skeleton_model
+                .as_ref()
+                .map_or("the embedded skeleton model".to_string(), |m| m.display().to_string())
+        ));
+    }
+    out
 }
 
 /// The files a `--fold-models`-style template names for folds 1..=count (None without a
@@ -235,4 +272,39 @@ fn methods(
         bail!("nothing to evaluate: give --methods or --weights-from");
     }
     Ok(methods)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        eval: Args,
+    }
+
+    fn warnings(line: &str) -> Vec<String> {
+        let cli = Cli::parse_from(std::iter::once("eval").chain(line.split_whitespace()));
+        not_held_out(&cli.eval)
+    }
+
+    #[test]
+    fn cross_validation_names_the_models_that_saw_every_family() {
+        // Skin models per fold, no auto-rigger: nothing to say.
+        assert!(warnings("--methods learned,voxel --folds 5 --fold-models f{}.st").is_empty());
+        // Skeleton models per fold, but the riggers' skeletons are skinned by the embedded
+        // learned model for the end-to-end deformation.
+        let w = warnings("--methods rig-detect --folds 5 --fold-skeleton-models s{}.st");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("skin weights"), "{w:?}");
+        assert!(warnings("--methods rig-detect --folds 5 --fold-skeleton-models s{}.st --no-deformation").is_empty());
+        // The humanoid and curve templates use no skeleton model.
+        assert!(warnings("--methods rig-humanoid,rig-curve:no-ground-root --folds 5 --fold-models f{}.st").is_empty());
+        // A blend with the learned method, and a rigger without fold skeleton models.
+        let w = warnings("--methods learned+voxel:0.3,rig-auto --folds 5 --no-deformation --fold-models f{}.st");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("embedded skeleton model"), "{w:?}");
+    }
 }
