@@ -53,7 +53,7 @@ pub struct Args {
     #[arg(long, default_value = "filter", value_parser = ["filter", "learned"])]
     pub method: String,
     /// With --method learned: a motion model file (from rigml train-motion) instead of the
-    /// built-in one.
+    /// built-in denoising model.
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
     /// Smoothing filter.
@@ -447,7 +447,10 @@ fn run_learned(args: &Args, character: &mut rigml_core::Character, clip: rigml_c
     let legs = Leg::from_humanoid(&info.map, &skeleton).map_err(|e| anyhow!("{input}: {e}"))?;
     let (model, model_name) = match &args.model {
         Some(path) => (MotionModel::load(path)?, path.display().to_string()),
-        None => (MotionModel::default_model()?, "built-in".to_string()),
+        None => (
+            MotionModel::built_in(rigml_motion::Task::Denoise)?,
+            "built-in (denoising)".to_string(),
+        ),
     };
     let h = info.hip_height;
     let source = Source {

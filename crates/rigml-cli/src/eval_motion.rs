@@ -22,7 +22,7 @@ use rigml_motion::denoise::{denoise, DenoiseOptions};
 use rigml_motion::features::MODEL_FPS;
 use rigml_motion::inbetween::{inbetween, interpolate_keys};
 use rigml_motion::noise::{corrupt, Noise};
-use rigml_motion::MotionModel;
+use rigml_motion::{MotionModel, Task};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -47,7 +47,8 @@ pub struct Args {
     /// Split to score (test: for reporting only).
     #[arg(long, default_value = "val", value_parser = ["train", "val", "test"])]
     pub split: String,
-    /// A motion model file instead of the built-in one.
+    /// A motion model file for both tasks instead of the built-in ones (the denoising model and
+    /// the in-between model).
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
     /// Below this frequency (Hz) the cleaned root path follows the clip, above it the model.
@@ -339,9 +340,17 @@ fn inbetween_clip(model: &MotionModel, source: &Source, spacing: usize) -> Resul
 }
 
 pub fn run(args: &Args) -> Result<String> {
-    let (model, model_name) = match &args.model {
-        Some(path) => (MotionModel::load(path)?, path.display().to_string()),
-        None => (MotionModel::default_model()?, "built-in".to_string()),
+    // --model serves both tasks; by default each has its built-in model.
+    let (denoiser, inbetweener, model_name) = match &args.model {
+        Some(path) => {
+            let model = MotionModel::load(path)?;
+            (model.clone(), model, path.display().to_string())
+        }
+        None => (
+            MotionModel::built_in(Task::Denoise)?,
+            MotionModel::built_in(Task::Inbetween)?,
+            "built-in (denoising; in-betweens)".to_string(),
+        ),
     };
     let dataset = Dataset::open(&args.data)?;
     let (sources, skipped) = load_split(&dataset, &args.split)?;
@@ -364,7 +373,7 @@ pub fn run(args: &Args) -> Result<String> {
             .enumerate()
             .map(|(ci, s)| {
                 run_clip(
-                    &model,
+                    &denoiser,
                     s,
                     level.as_ref(),
                     args.seed ^ ((li * 1000 + ci) as u64),
@@ -399,7 +408,7 @@ pub fn run(args: &Args) -> Result<String> {
     for spacing in SPACINGS {
         let per_clip: Vec<[Score; 2]> = sources
             .par_iter()
-            .map(|s| inbetween_clip(&model, s, spacing))
+            .map(|s| inbetween_clip(&inbetweener, s, spacing))
             .collect::<Result<Vec<_>>>()?
             .into_iter()
             .flatten()

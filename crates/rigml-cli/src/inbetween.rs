@@ -48,7 +48,7 @@ pub struct Args {
     /// How to fill the frames between keys.
     #[arg(long, default_value = "interpolate", value_parser = ["interpolate", "learned"])]
     pub method: String,
-    /// With --method learned: a motion model file instead of the built-in one.
+    /// With --method learned: a motion model file instead of the built-in in-between model.
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
     /// Humanoid role overrides, one `role joint-name` per line (for --method learned).
@@ -115,7 +115,7 @@ pub fn run(args: &Args) -> Result<String> {
             })?;
             let model = match &args.model {
                 Some(path) => MotionModel::load(path)?,
-                None => MotionModel::default_model()?,
+                None => MotionModel::built_in(rigml_motion::Task::Inbetween)?,
             };
             let source = Source {
                 name: input.clone(),

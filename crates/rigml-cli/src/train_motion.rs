@@ -22,6 +22,7 @@ Needs a build with training (the `train` cargo feature).
 
 Examples:
   rigml train-motion --split train --val val -o motion.safetensors
+  rigml train-motion --split train --val val --infill 0 -o denoise.safetensors   (cleaning only)
   rigml train-motion --split train --steps 200 -o quick.safetensors --force
   rigml train-motion --split train --val val -o motion.safetensors --resume motion.safetensors.ckpt
 Every humanoid clip of the split is encoded in IK-Rig space at 30 fps, with --copies damaged

@@ -22,7 +22,7 @@ pub mod net;
 pub mod noise;
 pub mod train;
 
-pub use model::MotionModel;
+pub use model::{MotionModel, Task};
 
 /// What can go wrong in the motion model.
 #[derive(Debug, thiserror::Error)]

@@ -12,7 +12,7 @@ use rigml_core::Transform;
 use rigml_motion::data::Source;
 use rigml_motion::denoise::{denoise, DenoiseOptions};
 use rigml_motion::noise::{corrupt, Noise};
-use rigml_motion::MotionModel;
+use rigml_motion::{MotionModel, Task};
 
 fn source(id: &str) -> Source {
     let c = rigml_io::load(&common::asset(id)).unwrap_or_else(|e| panic!("{id}: {e}"));
@@ -43,7 +43,7 @@ fn joint_error(s: &Source, a: &[Vec<Transform>], b: &[Vec<Transform>]) -> f32 {
 fn the_built_in_model_denoises_a_val_clip() {
     // A val subject (never trained on).
     let s = source("cmu_08_01_walk");
-    let model = MotionModel::default_model().unwrap();
+    let model = MotionModel::built_in(Task::Denoise).unwrap();
     let clean = s.frames().unwrap();
     let clean_poses: Vec<Vec<Transform>> = clean.poses.iter().map(|p| p.local.clone()).collect();
     let mut damaged = clean.clone();
@@ -78,7 +78,7 @@ fn the_built_in_model_denoises_a_val_clip() {
 #[test]
 fn bad_clips_are_refused_with_their_name() {
     let s = source("cmu_08_01_walk");
-    let model = MotionModel::default_model().unwrap();
+    let model = MotionModel::built_in(Task::Denoise).unwrap();
     let mut frames = s.frames().unwrap();
     frames.poses.truncate(1);
     frames.times.truncate(1);
@@ -171,7 +171,7 @@ fn floor_of_the_pipeline() {
         };
         let out = decode_onto(&s.skeleton, &s.info, &back, o, &poses);
         println!("{id}: resampled, no pin: {:.4}", joint_error(&s, &out, &poses));
-        let mut identity = MotionModel::default_model().unwrap();
+        let mut identity = MotionModel::built_in(Task::Denoise).unwrap();
         for c in std::iter::once(&mut identity.output) {
             c.weight.iter_mut().for_each(|w| *w = 0.0);
             c.bias.iter_mut().for_each(|w| *w = 0.0);
@@ -208,7 +208,7 @@ fn contact_probabilities() {
     use rigml_motion::features::to_vectors;
     let model = match std::env::var("RIGML_MOTION_MODEL") {
         Ok(p) => MotionModel::load(std::path::Path::new(&p)).unwrap(),
-        Err(_) => MotionModel::default_model().unwrap(),
+        Err(_) => MotionModel::built_in(Task::Denoise).unwrap(),
     };
     let s = source("cmu_08_01_walk");
     let clean = s.frames().unwrap();
@@ -276,7 +276,7 @@ fn learned_change_breakdown() {
     use rigml_motion::features::{interpolate, MODEL_FPS};
     let model = match std::env::var("RIGML_MOTION_MODEL") {
         Ok(p) => MotionModel::load(std::path::Path::new(&p)).unwrap(),
-        Err(_) => MotionModel::default_model().unwrap(),
+        Err(_) => MotionModel::built_in(Task::Denoise).unwrap(),
     };
     for id in ["cmu_08_01_walk", "cmu_14_28_sit"] {
         let s = source(id);
@@ -339,7 +339,7 @@ fn clean_change_by_feature() {
     use rigml_motion::features::to_vectors;
     let model = match std::env::var("RIGML_MOTION_MODEL") {
         Ok(p) => MotionModel::load(std::path::Path::new(&p)).unwrap(),
-        Err(_) => MotionModel::default_model().unwrap(),
+        Err(_) => MotionModel::built_in(Task::Denoise).unwrap(),
     };
     let groups: [(&str, std::ops::Range<usize>); 7] = [
         ("root velocity", 0..3),
@@ -470,7 +470,7 @@ fn infill_in_training_terms() {
     use rigml_motion::train::window;
     let model = match std::env::var("RIGML_MOTION_MODEL") {
         Ok(p) => MotionModel::load(std::path::Path::new(&p)).unwrap(),
-        Err(_) => MotionModel::default_model().unwrap(),
+        Err(_) => MotionModel::built_in(Task::Inbetween).unwrap(),
     };
     let data = prepare(&[source("cmu_08_01_walk")], 1, 1, false).unwrap();
     let w = 64;
