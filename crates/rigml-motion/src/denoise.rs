@@ -1,7 +1,8 @@
 //! Cleaning a clip with the motion model: smooth it ([`crate::data::prefilter`]), encode it in
-//! IK-Rig space, bring it to the model's rate, let the model correct every frame and say where the feet touch the ground,
-//! bring it back to the clip's rate and decode onto the same skeleton, feet pinned where the
-//! model found contacts.
+//! IK-Rig space, bring it to the model's rate, let the model correct every frame and say where
+//! the feet touch the ground, apply its change at the clip's own rate
+//! ([`crate::features::apply_at_rate`]), decode onto the same skeleton and remove foot skate as
+//! `rigml clean` does ([`crate::data::remove_skate`]; the model's contacts are reported).
 //!
 //! The model's root motion is a velocity; integrated over a long clip its small errors would
 //! add up. So the root path (ground position and heading) keeps the clip's own slow movement

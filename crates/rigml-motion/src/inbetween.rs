@@ -165,9 +165,6 @@ pub fn inbetween_with(
     // the joint error). On val, against the decoder's own pinning: skate 0.053 → 0.0019 H/s at
     // 15-frame spacing, 0.027 → 0.0007 at 30; joint error 6.95 → 6.70 % and 10.86 → 10.88 %.
     let contacts: Vec<[bool; CONTACTS]> = rig_frames.iter().map(|f| f.contacts).collect();
-    for f in &mut rig_frames {
-        f.contacts = [false; CONTACTS];
-    }
     let rig = RigClip {
         name: source.name.clone(),
         fps,
