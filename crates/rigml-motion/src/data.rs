@@ -1,6 +1,6 @@
 //! Clips made into what the model trains on: each humanoid clip encoded in IK-Rig space at
-//! [`MODEL_FPS`] (clean), with damaged copies ([`crate::noise`]) encoded the same way, and the
-//! left-right mirror of both.
+//! [`MODEL_FPS`](crate::features::MODEL_FPS) (clean), with damaged copies ([`crate::noise`])
+//! encoded the same way, and the left-right mirror of both.
 
 use crate::features::{mirror, to_model_rate, to_vectors, CONTACTS, FEATURES};
 use crate::noise::{corrupt, Noise};
@@ -10,7 +10,8 @@ use rayon::prelude::*;
 use rigml_anim::cleanup::contacts::{self, ContactParams};
 use rigml_anim::cleanup::footskate::remove_footskate;
 use rigml_anim::cleanup::{self, Filter, FootskateOptions, Leg, StepLimits};
-use rigml_anim::encode::{encode, RigFrame};
+use rigml_anim::decode::{decode_onto, DecodeOptions};
+use rigml_anim::encode::{encode, RigClip, RigFrame};
 use rigml_anim::humanoid::Role;
 use rigml_anim::rig::{sample_frames, Frames, RigInfo};
 use rigml_core::{Clip, Pose, Skeleton, Transform};
@@ -74,6 +75,27 @@ pub fn remove_skate(source: &Source, poses: Vec<Vec<Transform>>, fps: f32) -> Re
     )
     .map_err(bad)?;
     Ok(frames.poses)
+}
+
+/// `rig` decoded onto `source`'s skeleton starting from `base` (joints outside the IK-Rig chains
+/// keep those rotations) without the decoder's foot pins, then, with `skate`, foot skate removed
+/// by [`remove_skate`]: how cleaned clips and in-betweens reach the skeleton.
+pub fn decode_on_skeleton(
+    source: &Source,
+    rig: &RigClip,
+    base: &[Vec<Transform>],
+    skate: bool,
+) -> Result<Vec<Vec<Transform>>, MotionError> {
+    let options = DecodeOptions {
+        pin_feet: false,
+        ..DecodeOptions::default()
+    };
+    let poses = decode_onto(&source.skeleton, &source.info, rig, options, base);
+    if skate {
+        remove_skate(source, poses, rig.fps)
+    } else {
+        Ok(poses)
+    }
 }
 
 /// Contacts of the left ankle, left toes, right ankle and right toes at every frame, by

@@ -2,20 +2,19 @@
 //! IK-Rig space, bring it to the model's rate, let the model correct every frame and say where
 //! the feet touch the ground, apply its change at the clip's own rate
 //! ([`crate::features::apply_at_rate`]), decode onto the same skeleton and remove foot skate as
-//! `rigml clean` does ([`crate::data::remove_skate`]; the model's contacts are reported).
+//! `rigml clean` does ([`crate::data::decode_on_skeleton`]; the model's contacts are reported).
 //!
 //! The model's root motion is a velocity; integrated over a long clip its small errors would
 //! add up. So the root path (ground position and heading) keeps the clip's own slow movement
 //! (below [`DenoiseOptions::root_cutoff`]) and takes only the faster part from the model: a
 //! complementary filter.
 
-use crate::data::{prefilter, remove_skate, Source};
+use crate::data::{decode_on_skeleton, prefilter, Source};
 use crate::features::{apply_at_rate, from_vectors, interpolate, to_model_rate, to_vectors, CONTACTS, MODEL_FPS};
 use crate::model::MotionModel;
 use crate::MotionError;
 use glam::Vec2;
 use rigml_anim::cleanup::filters::{butterworth, filtfilt};
-use rigml_anim::decode::{decode_onto, DecodeOptions};
 use rigml_anim::encode::{encode, RigClip, RigFrame};
 use rigml_anim::rig::Frames;
 use rigml_core::Transform;
@@ -23,7 +22,7 @@ use rigml_core::Transform;
 /// Options of [`denoise`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DenoiseOptions {
-    /// Remove foot skate from the result as `rigml clean` does ([`remove_skate`]).
+    /// Remove foot skate from the result as `rigml clean` does ([`crate::data::remove_skate`]).
     pub pin_feet: bool,
     /// Below this frequency (Hz) the root path follows the clip, above it the model.
     pub root_cutoff: f64,
@@ -139,21 +138,7 @@ pub fn denoise(
         frames: native,
     };
     let base: Vec<Vec<Transform>> = smoothed.poses.iter().map(|p| p.local.clone()).collect();
-    let poses = decode_onto(
-        &source.skeleton,
-        &source.info,
-        &rig,
-        DecodeOptions {
-            pin_feet: false,
-            ..DecodeOptions::default()
-        },
-        &base,
-    );
-    let poses = if options.pin_feet {
-        remove_skate(source, poses, frames.fps)?
-    } else {
-        poses
-    };
+    let poses = decode_on_skeleton(source, &rig, &base, options.pin_feet)?;
     Ok(Denoised {
         poses,
         contacts: rig.frames.iter().map(|f| f.contacts).collect(),

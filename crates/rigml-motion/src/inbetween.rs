@@ -3,13 +3,12 @@
 //! exactly as given. [`interpolate_keys`] is the baseline the model is measured against: every
 //! joint's rotation slerped and translation lerped between neighbouring keys.
 
-use crate::data::{remove_skate, Source};
+use crate::data::{decode_on_skeleton, Source};
 use crate::features::{from_vectors, interpolate, lerp_frame, to_vectors, CONTACTS, MODEL_FPS};
 use crate::model::{MotionModel, Prediction};
 use crate::train::fill_between_keys;
 use crate::MotionError;
 use glam::Vec2;
-use rigml_anim::decode::{decode_onto, DecodeOptions};
 use rigml_anim::encode::{encode, RigClip, RigFrame};
 use rigml_anim::rig::Frames;
 use rigml_core::{Pose, Transform};
@@ -160,7 +159,7 @@ pub fn inbetween_with(
         rig_frames.push(native[i.min(native.len() - 1)]);
     }
     // Foot skate is removed from the decoded result where its own feet are low and slow
-    // ([`remove_skate`]), not where the model says: between keys its contact head is unreliable
+    // ([`crate::data::remove_skate`]), not where the model says: between keys its contact head is unreliable
     // (measured on val walks with keys 30 frames apart, pinning at the model's contacts tripled
     // the joint error). On val, against the decoder's own pinning: skate 0.053 → 0.0019 H/s at
     // 15-frame spacing, 0.027 → 0.0007 at 30; joint error 6.95 → 6.70 % and 10.86 → 10.88 %.
@@ -171,17 +170,7 @@ pub fn inbetween_with(
         times: frames.times.iter().map(|t| t - frames.times[0]).collect(),
         frames: rig_frames,
     };
-    let poses = decode_onto(
-        &source.skeleton,
-        &source.info,
-        &rig,
-        DecodeOptions {
-            pin_feet: false,
-            ..DecodeOptions::default()
-        },
-        &base,
-    );
-    let mut poses = remove_skate(source, poses, fps)?;
+    let mut poses = decode_on_skeleton(source, &rig, &base, true)?;
     for &k in keys {
         poses[k] = input[k].clone();
     }
