@@ -461,7 +461,7 @@ fn run_learned(args: &Args, character: &mut rigml_core::Character, clip: rigml_c
     };
     let frames = source.frames()?;
     let options = DenoiseOptions {
-        pin_feet: !args.no_footskate,
+        remove_skate: !args.no_footskate,
         ..DenoiseOptions::default()
     };
     let out = denoise(&model, &source, &frames, &options)?;

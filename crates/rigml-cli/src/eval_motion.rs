@@ -315,11 +315,10 @@ struct InbetweenRow {
 }
 
 /// Interpolation's and the model's scores on one clip with keys every `spacing` model frames;
-/// `None` for a clip that cannot be sampled or is no longer than two spacings.
+/// `None` for a clip no longer than two spacings (a clip that cannot be sampled is an error, as
+/// in the denoising half).
 fn inbetween_clip(model: &MotionModel, source: &Source, spacing: usize) -> Result<Option<[Score; 2]>> {
-    let Ok(clean) = source.frames() else {
-        return Ok(None);
-    };
+    let clean = source.frames()?;
     if clean.poses.len() as f32 / clean.fps * MODEL_FPS <= 2.0 * spacing as f32 {
         return Ok(None);
     }

@@ -23,10 +23,11 @@ use rigml_core::Transform;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DenoiseOptions {
     /// Remove foot skate from the result as `rigml clean` does ([`crate::data::remove_skate`]).
-    pub pin_feet: bool,
+    pub remove_skate: bool,
     /// Below this frequency (Hz) the root path follows the clip, above it the model.
     pub root_cutoff: f64,
-    /// Contact probability from which a foot joint counts as in contact.
+    /// Contact probability from which a foot joint counts as in contact (the contacts reported;
+    /// skate removal finds its own on the result).
     pub contact_threshold: f32,
     /// Apply the model's change to the clip at its own rate ([`apply_at_rate`]) instead of
     /// interpolating the model's frames back up from [`MODEL_FPS`].
@@ -36,7 +37,7 @@ pub struct DenoiseOptions {
 impl Default for DenoiseOptions {
     fn default() -> Self {
         DenoiseOptions {
-            pin_feet: true,
+            remove_skate: true,
             root_cutoff: 2.0,
             contact_threshold: 0.5,
             at_clip_rate: true,
@@ -138,7 +139,7 @@ pub fn denoise(
         frames: native,
     };
     let base: Vec<Vec<Transform>> = smoothed.poses.iter().map(|p| p.local.clone()).collect();
-    let poses = decode_on_skeleton(source, &rig, &base, options.pin_feet)?;
+    let poses = decode_on_skeleton(source, &rig, &base, options.remove_skate)?;
     Ok(Denoised {
         poses,
         contacts: rig.frames.iter().map(|f| f.contacts).collect(),

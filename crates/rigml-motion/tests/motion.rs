@@ -178,7 +178,7 @@ fn floor_of_the_pipeline() {
         }
         for pin in [false, true] {
             let o = DenoiseOptions {
-                pin_feet: pin,
+                remove_skate: pin,
                 ..DenoiseOptions::default()
             };
             let out = denoise(&identity, &s, &clean, &o).unwrap();
@@ -187,7 +187,7 @@ fn floor_of_the_pipeline() {
                 joint_error(&s, &out.poses, &poses)
             );
             let o = DenoiseOptions {
-                pin_feet: pin,
+                remove_skate: pin,
                 root_cutoff: 0.0,
                 ..DenoiseOptions::default()
             };

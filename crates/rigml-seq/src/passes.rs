@@ -81,19 +81,6 @@ impl Weights {
             .map(|v| self.row(v).max_by(|a, b| a.1.total_cmp(&b.1)).map_or(0, |e| e.0))
             .collect()
     }
-
-    /// Per bone, its `(vertex, weight)` entries (the transform update walks bones).
-    pub(crate) fn by_bone(&self, bones: usize) -> Vec<Vec<(u32, f32)>> {
-        let mut out = vec![Vec::new(); bones];
-        for v in 0..self.vertex_count() {
-            for (b, w) in self.row(v) {
-                if let Some(list) = out.get_mut(b as usize) {
-                    list.push((v as u32, w));
-                }
-            }
-        }
-        out
-    }
 }
 
 /// Frame `f` of `source` in normalised units, into `buf`.
@@ -131,6 +118,76 @@ pub(crate) struct FrameFit {
     pub max: f64,
 }
 
+/// What the transform update needs of the weights and the rest mesh, computed once per pass:
+/// for every pair of bones that share a vertex, `U_ab = Σ_v w_va w_vb ũ_v ũ_vᵀ` (4×4, ũ the
+/// homogeneous rest point). With these and one sum per frame and bone,
+/// `V_b = Σ_v w_vb x_v ũ_vᵀ` (3×4), a bone's Procrustes problem needs no pass over its
+/// vertices: Dem Bones' formulation of the same update (Le & Deng 2012).
+pub(crate) struct Moments {
+    /// Per bone `b`: `(a, U_ab)` for every bone `a` sharing a vertex with it (`a == b` included).
+    pairs: Vec<Vec<(usize, [[f64; 4]; 4])>>,
+}
+
+impl Moments {
+    pub(crate) fn of(weights: &Weights, rest: &[Vec3], bones: usize) -> Moments {
+        // Pairs are summed in a dense table up to 256 bones (65 536 cells), in a map beyond.
+        Moments::summed(weights, rest, bones, bones <= 256)
+    }
+
+    fn summed(weights: &Weights, rest: &[Vec3], bones: usize, dense: bool) -> Moments {
+        let mut table: Vec<Option<[[f64; 4]; 4]>> = if dense { vec![None; bones * bones] } else { Vec::new() };
+        let mut map: std::collections::HashMap<(usize, usize), [[f64; 4]; 4]> = std::collections::HashMap::new();
+        let mut row: Vec<(usize, f64)> = Vec::new();
+        for (v, u) in rest.iter().enumerate() {
+            let uh = [f64::from(u.x), f64::from(u.y), f64::from(u.z), 1.0];
+            row.clear();
+            row.extend(
+                weights
+                    .row(v)
+                    .filter(|(b, _)| (*b as usize) < bones)
+                    .map(|(b, w)| (b as usize, f64::from(w))),
+            );
+            for &(a, wa) in &row {
+                for &(b, wb) in &row {
+                    let cell = if dense {
+                        table[a * bones + b].get_or_insert([[0.0; 4]; 4])
+                    } else {
+                        map.entry((a, b)).or_insert([[0.0; 4]; 4])
+                    };
+                    let w = wa * wb;
+                    for i in 0..4 {
+                        for j in 0..4 {
+                            cell[i][j] += w * uh[i] * uh[j];
+                        }
+                    }
+                }
+            }
+        }
+        let mut pairs = vec![Vec::new(); bones];
+        if dense {
+            for (i, cell) in table.into_iter().enumerate() {
+                if let Some(m) = cell {
+                    pairs[i % bones].push((i / bones, m));
+                }
+            }
+        } else {
+            for ((a, b), m) in map {
+                pairs[b].push((a, m));
+            }
+            // A fixed order, so that results do not depend on the map's.
+            for list in &mut pairs {
+                list.sort_by_key(|e| e.0);
+            }
+        }
+        Moments { pairs }
+    }
+
+    /// `U_bb`, if bone `b` has any vertex.
+    fn own(&self, b: usize) -> Option<&[[f64; 4]; 4]> {
+        self.pairs.get(b)?.iter().find(|e| e.0 == b).map(|e| &e.1)
+    }
+}
+
 /// Update every frame's bone transforms given the weights: `iterations` Gauss–Seidel sweeps over
 /// the bones, each a weighted Procrustes fit of the frame's residual with that bone added back
 /// (Le & Deng 2012). Frames are independent and run in parallel.
@@ -143,7 +200,7 @@ pub(crate) fn transform_pass(
     iterations: usize,
 ) -> Result<Vec<FrameFit>, SeqError> {
     let bones = previous.first().map_or(0, Vec::len);
-    let by_bone = weights.by_bone(bones);
+    let moments = Moments::of(weights, rest, bones);
     (0..source.frame_count())
         .into_par_iter()
         .map(|f| {
@@ -151,86 +208,104 @@ pub(crate) fn transform_pass(
             read_normalised(source, f, norm, &mut x)?;
             let mut transforms = previous.get(f).cloned().unwrap_or_else(|| vec![Rigid::IDENTITY; bones]);
             transforms.resize(bones, Rigid::IDENTITY);
-            Ok(fit_frame(&x, rest, weights, &by_bone, transforms, iterations))
+            Ok(fit_frame(&x, rest, weights, &moments, transforms, iterations))
         })
         .collect()
 }
 
-/// The transform update of one frame (see [`transform_pass`]).
+/// A rigid transform as the 3×4 matrix `[R | T]` (rows).
+type Affine34 = [[f64; 4]; 3];
+
+fn to_affine34(r: &Rigid) -> Affine34 {
+    let m = glam::DMat3::from_quat(r.rotation.as_dquat());
+    let t = r.translation.as_dvec3();
+    std::array::from_fn(|i| [m.col(0)[i], m.col(1)[i], m.col(2)[i], t[i]])
+}
+
+/// The transform update of one frame (see [`transform_pass`]). For bone `b`, with
+/// `q_v = x_v − Σ_{a≠b} w_va M_a ũ_v` (the frame less the other bones),
+/// `G = Σ_v w_vb q_v ũ_vᵀ = V_b − Σ_{a≠b} M_a U_ab`; the weighted Procrustes problem
+/// `min Σ_v |q_v − w_vb (R u_v + T)|²` then has the cross-covariance
+/// `S = Σ_v w_vb (u_v − c) q_vᵀ` (its entries from `G` and `c = Σ w² u / Σ w²`) and
+/// `T = Σ w q / Σ w² − R c`. The sweeps cost a few 3×4·4×4 products per bone pair; the frame's
+/// vertices are read twice (for `V` and for the final residuals).
 fn fit_frame(
     x: &[Vec3],
     rest: &[Vec3],
     weights: &Weights,
-    by_bone: &[Vec<(u32, f32)>],
+    moments: &Moments,
     mut transforms: Vec<Rigid>,
     iterations: usize,
 ) -> FrameFit {
-    let affine: Vec<(Mat3A, Vec3A)> = transforms.iter().map(Rigid::affine).collect();
-    // Residual r_v = x_v − Σ_b w_vb M_b u_v.
-    let mut r: Vec<Vec3A> = x
-        .iter()
-        .zip(rest)
-        .enumerate()
-        .map(|(v, (xv, u))| {
-            let u = Vec3A::from(*u);
-            let mut p = Vec3A::ZERO;
-            for (b, w) in weights.row(v) {
-                if let Some((m, t)) = affine.get(b as usize) {
-                    p += w * (*m * u + *t);
-                }
-            }
-            Vec3A::from(*xv) - p
-        })
-        .collect();
-    let mut q: Vec<Vec3A> = Vec::new();
-    for _ in 0..iterations {
-        for (b, support) in by_bone.iter().enumerate() {
-            let Some(current) = transforms.get_mut(b) else { continue };
-            let (m, t) = current.affine();
-            // Add this bone's contribution back: q_v = r_v + w M_b u_v.
-            q.clear();
-            let (mut sw2, mut pu, mut pq) = (0.0f64, DVec3::ZERO, DVec3::ZERO);
-            for &(v, w) in support {
-                let (v, w64) = (v as usize, f64::from(w));
-                let u = Vec3A::from(rest[v]);
-                let qv = r[v] + w * (m * u + t);
-                q.push(qv);
-                sw2 += w64 * w64;
-                pu += w64 * w64 * DVec3::from(Vec3::from(u));
-                pq += w64 * DVec3::from(Vec3::from(qv));
-            }
-            if sw2 <= 1e-12 {
-                continue;
-            }
-            let (pbar, qbar) = (pu / sw2, pq / sw2);
-            let mut s = [[0.0f64; 3]; 3];
-            for (&(v, w), qv) in support.iter().zip(&q) {
-                let w64 = f64::from(w);
-                let a = w64 * (DVec3::from(rest[v as usize]) - pbar);
-                let bq = DVec3::from(Vec3::from(*qv)) - w64 * qbar;
-                for (i, row) in s.iter_mut().enumerate() {
-                    for (j, cell) in row.iter_mut().enumerate() {
-                        *cell += a[i] * bq[j];
+    let bones = transforms.len();
+    let mut v_sum: Vec<Affine34> = vec![[[0.0; 4]; 3]; bones];
+    for (v, (xv, u)) in x.iter().zip(rest).enumerate() {
+        let uh = [f64::from(u.x), f64::from(u.y), f64::from(u.z), 1.0];
+        let xd = xv.as_dvec3();
+        for (b, w) in weights.row(v) {
+            if let Some(m) = v_sum.get_mut(b as usize) {
+                let w = f64::from(w);
+                for i in 0..3 {
+                    let wx = w * xd[i];
+                    for j in 0..4 {
+                        m[i][j] += wx * uh[j];
                     }
                 }
             }
-            let rot = horn_rotation(&s);
-            let tr = qbar - rot * pbar;
-            *current = Rigid {
-                rotation: rot.as_quat().normalize(),
-                translation: tr.as_vec3(),
-            };
-            let (m, t) = current.affine();
-            for (&(v, w), qv) in support.iter().zip(&q) {
-                let u = Vec3A::from(rest[v as usize]);
-                r[v as usize] = *qv - w * (m * u + t);
-            }
         }
     }
-    let (sse, max) = r.iter().fold((0.0f64, 0.0f64), |(s, m), e| {
-        let d = f64::from(e.length_squared());
-        (s + d, m.max(d.sqrt()))
-    });
+    let mut m: Vec<Affine34> = transforms.iter().map(to_affine34).collect();
+    for _ in 0..iterations {
+        for b in 0..bones {
+            let Some(own) = moments.own(b) else { continue };
+            let sw2 = own[3][3];
+            if sw2 <= 1e-12 {
+                continue;
+            }
+            let mut g = v_sum[b];
+            for (a, u_ab) in &moments.pairs[b] {
+                if *a == b {
+                    continue;
+                }
+                let ma = &m[*a];
+                for i in 0..3 {
+                    for j in 0..4 {
+                        g[i][j] -= ma[i][0] * u_ab[0][j]
+                            + ma[i][1] * u_ab[1][j]
+                            + ma[i][2] * u_ab[2][j]
+                            + ma[i][3] * u_ab[3][j];
+                    }
+                }
+            }
+            let c = DVec3::new(own[0][3], own[1][3], own[2][3]) / sw2;
+            let pq = DVec3::new(g[0][3], g[1][3], g[2][3]);
+            // S[x][y] = Σ w (u_x − c_x) q_y = G[y][x] − c_x pq_y.
+            let s: [[f64; 3]; 3] = std::array::from_fn(|xi| std::array::from_fn(|yi| g[yi][xi] - c[xi] * pq[yi]));
+            let rot = horn_rotation(&s);
+            let t = pq / sw2 - rot * c;
+            transforms[b] = Rigid {
+                rotation: rot.as_quat().normalize(),
+                translation: t.as_vec3(),
+            };
+            let r = glam::DMat3::from_quat(rot);
+            m[b] = std::array::from_fn(|i| [r.col(0)[i], r.col(1)[i], r.col(2)[i], t[i]]);
+        }
+    }
+    // Residuals of the final transforms: x_v − Σ_b w_vb M_b ũ_v.
+    let affine: Vec<(Mat3A, Vec3A)> = transforms.iter().map(Rigid::affine).collect();
+    let (mut sse, mut max) = (0.0f64, 0.0f64);
+    for (v, (xv, u)) in x.iter().zip(rest).enumerate() {
+        let u = Vec3A::from(*u);
+        let mut p = Vec3A::ZERO;
+        for (b, w) in weights.row(v) {
+            if let Some((m, t)) = affine.get(b as usize) {
+                p += w * (*m * u + *t);
+            }
+        }
+        let d = f64::from((Vec3A::from(*xv) - p).length_squared());
+        sse += d;
+        max = max.max(d.sqrt());
+    }
     FrameFit { transforms, sse, max }
 }
 
@@ -339,4 +414,50 @@ fn accumulate_q(q: &mut [[f64; 16]], transforms: &[Rigid]) {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moments_are_the_same_from_the_table_and_the_map() {
+        let rest: Vec<Vec3> = (0..40)
+            .map(|i| Vec3::new(i as f32 * 0.1, (i % 7) as f32, 0.5))
+            .collect();
+        let mut weights = Weights {
+            k: 2,
+            bone: vec![0; 80],
+            weight: vec![0.0; 80],
+        };
+        for v in 0..40 {
+            weights.bone[2 * v] = (v % 5) as u32;
+            weights.bone[2 * v + 1] = ((v + 1) % 5) as u32;
+            weights.weight[2 * v] = 0.7;
+            weights.weight[2 * v + 1] = if v % 3 == 0 { 0.0 } else { 0.3 };
+        }
+        let (a, b) = (
+            Moments::summed(&weights, &rest, 6, true),
+            Moments::summed(&weights, &rest, 6, false),
+        );
+        assert_eq!(a.pairs, b.pairs);
+        // Bone 5 has no vertex; bone 0 shares vertices with bones 1 and 4 (and itself).
+        assert!(a.own(5).is_none() && a.pairs[5].is_empty());
+        assert_eq!(a.pairs[0].iter().map(|e| e.0).collect::<Vec<_>>(), [0, 1, 4]);
+        // U_00's corner is Σ w² over bone 0's vertices.
+        let expected: f64 = (0..40)
+            .filter(|v| v % 5 == 0 || (v + 1) % 5 == 0)
+            .map(|v| {
+                let w = if v % 5 == 0 {
+                    0.7f64
+                } else if v % 3 == 0 {
+                    0.0
+                } else {
+                    0.3
+                };
+                (w as f32 as f64).powi(2)
+            })
+            .sum();
+        assert!((a.own(0).unwrap()[3][3] - expected).abs() < 1e-9);
+    }
 }
