@@ -83,8 +83,9 @@ pub fn top_eigenvector4(a: &[[f64; 4]; 4]) -> Option<[f64; 4]> {
     }
     // The adjugate's diagonal is μ v_i²: take the column of the largest.
     let cofactor = |r: usize, c: usize| -> f64 {
-        let rows: Vec<usize> = (0..4).filter(|&i| i != r).collect();
-        let cols: Vec<usize> = (0..4).filter(|&j| j != c).collect();
+        let skip = |k: usize, out: usize| if k >= out { k + 1 } else { k };
+        let rows = [skip(0, r), skip(1, r), skip(2, r)];
+        let cols = [skip(0, c), skip(1, c), skip(2, c)];
         let m = |i: usize, j: usize| b[rows[i]][cols[j]];
         let minor = m(0, 0) * (m(1, 1) * m(2, 2) - m(1, 2) * m(2, 1))
             - m(0, 1) * (m(1, 0) * m(2, 2) - m(1, 2) * m(2, 0))
