@@ -53,6 +53,10 @@ pub struct Args {
     /// Hidden channels.
     #[arg(long, default_value_t = 128)]
     pub hidden: usize,
+    /// Dilations of the residual blocks, comma-separated (one block each; the receptive field
+    /// is ± their sum): more or wider blocks see further from each frame.
+    #[arg(long, default_value = "1,2,4,8,16,1", value_parser = dilation_list)]
+    pub dilations: Dilations,
     /// Peak learning rate (Adam, cosine decay).
     #[arg(long, default_value_t = 1e-3, value_parser = positive::<f64>)]
     pub learning_rate: f64,
@@ -103,12 +107,24 @@ struct Summary {
     final_val_contacts: Option<f32>,
 }
 
+/// The blocks' dilations (`--dilations`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dilations(pub Vec<usize>);
+
+/// `--dilations`: a comma-separated list of whole numbers from 1 to 64.
+fn dilation_list(text: &str) -> std::result::Result<Dilations, String> {
+    rigml_motion::model::parse_dilations(text)
+        .map(Dilations)
+        .ok_or_else(|| format!("{text:?} is not a comma-separated list of whole numbers from 1 to 64"))
+}
+
 fn config(args: &Args) -> MotionTrainConfig {
     MotionTrainConfig {
         steps: args.steps,
         batch: args.batch,
         window: args.window,
         hidden: args.hidden,
+        dilations: args.dilations.0.clone(),
         learning_rate: args.learning_rate,
         infill: args.infill,
         seed: args.seed,
@@ -222,4 +238,27 @@ pub fn run(args: &Args) -> Result<String> {
     }
     out += &format!("wrote {} and {}\n", summary.model, summary.curves);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn default_dilations_are_the_models_and_bad_lists_are_refused() {
+        let w = Wrapper::try_parse_from(["t", "-o", "m.safetensors"]).unwrap();
+        assert_eq!(w.args.dilations.0, rigml_motion::model::DILATIONS.to_vec());
+        let w = Wrapper::try_parse_from(["t", "-o", "m.safetensors", "--dilations", "1,2,4,8,16,32,1"]).unwrap();
+        assert_eq!(config(&w.args).dilations, [1, 2, 4, 8, 16, 32, 1]);
+        for bad in ["", "1,,2", "0", "65", "1,x"] {
+            assert!(Wrapper::try_parse_from(["t", "-o", "m", "--dilations", bad]).is_err(), "{bad}");
+        }
+    }
 }
