@@ -14,12 +14,22 @@ Examples:
   rigml convert Knight.fbx Knight.glb --max-influences 4
   rigml convert Fox.glb Fox.gltf --force   (writes Fox.gltf and Fox.bin)
   rigml convert Fox.glb Fox.fbx   (binary FBX 7.4 for Maya, 3ds Max, MotionBuilder, Blender)
-  rigml convert 12_01_walk.bvh walk.glb")]
+  rigml convert 12_01_walk.bvh walk.glb
+  rigml convert Knight.fbx -o Knight.glb   (-o as in the other commands)")]
 pub struct Args {
     /// The file to read.
     pub input: PathBuf,
-    /// The file to write; its extension picks the format.
-    pub output: PathBuf,
+    /// The file to write; its extension picks the format (or give it with -o, as the other
+    /// commands take theirs).
+    #[arg(
+        value_name = "OUTPUT",
+        required_unless_present = "output_flag",
+        conflicts_with = "output_flag"
+    )]
+    pub output: Option<PathBuf>,
+    /// The file to write (instead of OUTPUT).
+    #[arg(short = 'o', long = "output", value_name = "OUTPUT")]
+    pub output_flag: Option<PathBuf>,
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     pub force: bool,
@@ -28,11 +38,22 @@ pub struct Args {
     pub max_influences: Option<u16>,
 }
 
+impl Args {
+    /// The file to write, given as OUTPUT or with -o (clap requires exactly one).
+    fn output(&self) -> Result<&std::path::Path> {
+        match (&self.output, &self.output_flag) {
+            (Some(p), None) | (None, Some(p)) => Ok(p),
+            _ => anyhow::bail!("give the file to write once: as OUTPUT or with -o"),
+        }
+    }
+}
+
 /// Load, prune, save; returns what was done.
 pub fn run(args: &Args) -> Result<String> {
+    let output = args.output()?;
     let mut out = String::new();
     // Check the output extension before the (possibly slow) load.
-    let output_format = Format::from_path(&args.output)?;
+    let output_format = Format::from_path(output)?;
     let loaded = rigml_io::load_with_warnings(&args.input)?;
     let mut character = loaded.character;
     for warning in &loaded.warnings {
@@ -60,11 +81,11 @@ pub fn run(args: &Args) -> Result<String> {
             }
         }
     }
-    rigml_io::save(&character, &args.output, SaveOptions { force: args.force })?;
+    rigml_io::save(&character, output, SaveOptions { force: args.force })?;
     let _ = writeln!(
         out,
         "wrote {} ({}): character with {} vertices, {} triangles, {} joints, {} clip(s)",
-        args.output.display(),
+        output.display(),
         crate::inspect::format_name(output_format),
         character.mesh.vertex_count(),
         character.mesh.triangle_count(),

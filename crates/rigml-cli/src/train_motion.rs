@@ -258,7 +258,10 @@ mod tests {
         let w = Wrapper::try_parse_from(["t", "-o", "m.safetensors", "--dilations", "1,2,4,8,16,32,1"]).unwrap();
         assert_eq!(config(&w.args).dilations, [1, 2, 4, 8, 16, 32, 1]);
         for bad in ["", "1,,2", "0", "65", "1,x"] {
-            assert!(Wrapper::try_parse_from(["t", "-o", "m", "--dilations", bad]).is_err(), "{bad}");
+            assert!(
+                Wrapper::try_parse_from(["t", "-o", "m", "--dilations", bad]).is_err(),
+                "{bad}"
+            );
         }
     }
 }

@@ -207,6 +207,21 @@ fn convert_prunes_and_refuses_to_clobber() {
         &["convert", "out/humanoid.glb", "one.glb", "--force"],
     ));
     assert_eq!(inspect_json(dir.path(), "one.glb")["skin"]["influences_max"], 2);
+
+    // -o as the other commands take it; the output given twice, or not at all, is a usage error.
+    assert_ok(&rigml(dir.path(), &["convert", "out/humanoid.glb", "-o", "two.glb"]));
+    assert_eq!(
+        inspect_json(dir.path(), "two.glb")["mesh"]["vertices"],
+        r["mesh"]["vertices"]
+    );
+    for args in [
+        &["convert", "out/humanoid.glb", "three.glb", "-o", "four.glb"][..],
+        &["convert", "out/humanoid.glb"][..],
+    ] {
+        let o = rigml(dir.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+    assert!(!dir.path().join("three.glb").exists() && !dir.path().join("four.glb").exists());
 }
 
 #[test]
