@@ -11,23 +11,8 @@ use glam::{DQuat, DVec3};
 /// (Horn 1987): the eigenvector of the largest eigenvalue of Horn's symmetric 4×4 matrix. Always
 /// a proper rotation (no reflection case as with an SVD). Identity for a zero matrix.
 pub fn horn_rotation(s: &[[f64; 3]; 3]) -> DQuat {
-    let [[sxx, sxy, sxz], [syx, syy, syz], [szx, szy, szz]] = *s;
-    let n = [
-        [sxx + syy + szz, syz - szy, szx - sxz, sxy - syx],
-        [syz - szy, sxx - syy - szz, sxy + syx, szx + sxz],
-        [szx - sxz, sxy + syx, -sxx + syy - szz, syz + szy],
-        [sxy - syx, szx + sxz, syz + szy, -sxx - syy + szz],
-    ];
-    let [w, x, y, z] = top_eigenvector4(&n).unwrap_or_else(|| {
-        let (values, vectors) = jacobi4(n);
-        let mut best = 0;
-        for k in 1..4 {
-            if values[k] > values[best] {
-                best = k;
-            }
-        }
-        [vectors[0][best], vectors[1][best], vectors[2][best], vectors[3][best]]
-    });
+    let n = horn_matrix(s);
+    let [w, x, y, z] = top_eigenvector4(&n).unwrap_or_else(|| jacobi_top_eigenvector(n));
     let q = DQuat::from_xyzw(x, y, z, w);
     let len = q.length();
     if len.is_finite() && len > 1e-12 {
@@ -35,6 +20,26 @@ pub fn horn_rotation(s: &[[f64; 3]; 3]) -> DQuat {
     } else {
         DQuat::IDENTITY
     }
+}
+
+/// Horn's symmetric 4×4 matrix of a cross-covariance `s[x][y] = Σ a_x b_y`: its top eigenvector
+/// is the quaternion (w, x, y, z) of the best rotation.
+fn horn_matrix(s: &[[f64; 3]; 3]) -> [[f64; 4]; 4] {
+    let [[sxx, sxy, sxz], [syx, syy, syz], [szx, szy, szz]] = *s;
+    [
+        [sxx + syy + szz, syz - szy, szx - sxz, sxy - syx],
+        [syz - szy, sxx - syy - szz, sxy + syx, szx + sxz],
+        [szx - sxz, sxy + syx, -sxx + syy - szz, syz + szy],
+        [sxy - syx, szx + sxz, syz + szy, -sxx - syy + szz],
+    ]
+}
+
+/// The eigenvector of the largest eigenvalue of a symmetric 4×4 matrix by the full Jacobi
+/// decomposition ([`jacobi4`]): the fallback of [`top_eigenvector4`].
+fn jacobi_top_eigenvector(n: [[f64; 4]; 4]) -> [f64; 4] {
+    let (values, vectors) = jacobi4(n);
+    let best = (1..4).fold(0, |k, i| if values[i] > values[k] { i } else { k });
+    std::array::from_fn(|i| vectors[i][best])
 }
 
 /// The eigenvector of the largest eigenvalue of a symmetric 4×4 matrix with zero trace (Horn's
@@ -342,22 +347,11 @@ mod tests {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
         };
-        let horn = |s: [[f64; 3]; 3]| {
-            let [[sxx, sxy, sxz], [syx, syy, syz], [szx, szy, szz]] = s;
-            [
-                [sxx + syy + szz, syz - szy, szx - sxz, sxy - syx],
-                [syz - szy, sxx - syy - szz, sxy + syx, szx + sxz],
-                [szx - sxz, sxy + syx, -sxx + syy - szz, syz + szy],
-                [sxy - syx, szx + sxz, syz + szy, -sxx - syy + szz],
-            ]
-        };
         let mut fast = 0;
         for _ in 0..500 {
             let s: [[f64; 3]; 3] = std::array::from_fn(|_| std::array::from_fn(|_| next()));
-            let n = horn(s);
-            let (values, vectors) = jacobi4(n);
-            let best = (1..4).fold(0, |k, i| if values[i] > values[k] { i } else { k });
-            let reference: [f64; 4] = std::array::from_fn(|i| vectors[i][best]);
+            let n = horn_matrix(&s);
+            let reference = jacobi_top_eigenvector(n);
             if let Some(v) = top_eigenvector4(&n) {
                 fast += 1;
                 let dot: f64 = v.iter().zip(&reference).map(|(a, b)| a * b).sum();
@@ -374,7 +368,7 @@ mod tests {
         s[0][0] = 2.0;
         let line: [[f64; 3]; 3] = std::array::from_fn(|x| std::array::from_fn(|y| a[x] * b[y]));
         for s in [s, line] {
-            let n = horn(s);
+            let n = horn_matrix(&s);
             let (values, _) = jacobi4(n);
             let top = values.iter().copied().fold(f64::MIN, f64::max);
             if let Some(v) = top_eigenvector4(&n) {

@@ -216,9 +216,8 @@ pub(crate) fn transform_pass(
 /// A rigid transform as the 3×4 matrix `[R | T]` (rows).
 type Affine34 = [[f64; 4]; 3];
 
-fn to_affine34(r: &Rigid) -> Affine34 {
-    let m = glam::DMat3::from_quat(r.rotation.as_dquat());
-    let t = r.translation.as_dvec3();
+fn affine34(rotation: glam::DQuat, t: DVec3) -> Affine34 {
+    let m = glam::DMat3::from_quat(rotation);
     std::array::from_fn(|i| [m.col(0)[i], m.col(1)[i], m.col(2)[i], t[i]])
 }
 
@@ -254,7 +253,10 @@ fn fit_frame(
             }
         }
     }
-    let mut m: Vec<Affine34> = transforms.iter().map(to_affine34).collect();
+    let mut m: Vec<Affine34> = transforms
+        .iter()
+        .map(|r| affine34(r.rotation.as_dquat(), r.translation.as_dvec3()))
+        .collect();
     for _ in 0..iterations {
         for b in 0..bones {
             let Some(own) = moments.own(b) else { continue };
@@ -287,8 +289,7 @@ fn fit_frame(
                 rotation: rot.as_quat().normalize(),
                 translation: t.as_vec3(),
             };
-            let r = glam::DMat3::from_quat(rot);
-            m[b] = std::array::from_fn(|i| [r.col(0)[i], r.col(1)[i], r.col(2)[i], t[i]]);
+            m[b] = affine34(rot, t);
         }
     }
     // Residuals of the final transforms: x_v − Σ_b w_vb M_b ũ_v.
