@@ -33,7 +33,7 @@ fn compare(id: &str, c: &Character, back: &Character) -> Result<String, String> 
     }
     // The writer may re-bind a mesh whose bind pose differs from its rest pose by one shared
     // transform (the stored vertices then change, the posed ones do not).
-    let rebound = rigml_io::fbx::write::bound_at_rest(c);
+    let rebound = rigml_io::fbx::write::as_written(c);
     let stored = rebound.as_ref().map_or(&c.mesh.positions, |r| &r.mesh.positions);
     let moved = worst_distance(stored, &back.mesh.positions) / size;
     if moved > 1e-5 {

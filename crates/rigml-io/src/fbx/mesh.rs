@@ -113,6 +113,10 @@ pub fn build(
                 )));
             }
         }
+        let unskinned = match deformer {
+            Some(d) => unskinned_list(ctx, &name, d, vertex_count),
+            None => Vec::new(),
+        };
         let mut row: Vec<(u32, f32)> = Vec::new();
         let mut noise = 0usize;
         for (v, p) in fbx_mesh.vertices.iter().enumerate() {
@@ -140,6 +144,10 @@ pub fn build(
                     }
                     row.push((joint, w.weight as f32));
                 }
+            }
+            // Listed as unskinned by rigml's writer: its one weight-1 influence is a stand-in.
+            if unskinned.get(v).copied().unwrap_or(false) && row.len() == 1 && row[0].1 == 1.0 {
+                row.clear();
             }
             skin.push_row(&row)
                 .map_err(|e| ctx.err(format!("mesh node '{name}' control point {v}: {e}")))?;
@@ -236,6 +244,28 @@ fn skin_deformer<'s>(ctx: &Ctx, node: &'s ufbx::Node) -> Result<Option<&'s ufbx:
             ),
         )),
     }
+}
+
+/// Which control points the deformer's [`UNSKINNED_PROP`](super::UNSKINNED_PROP) lists (all
+/// `false` without it). A malformed list is left unused with a warning: the weights stand.
+fn unskinned_list(ctx: &Ctx, name: &str, deformer: &ufbx::SkinDeformer, vertex_count: usize) -> Vec<bool> {
+    let mut out = vec![false; vertex_count];
+    let Some(prop) = deformer.element.props.find_prop(super::UNSKINNED_PROP) else {
+        return out;
+    };
+    for item in prop.value_str.split(',').filter(|s| !s.is_empty()) {
+        match item.trim().parse::<usize>() {
+            Ok(v) if v < vertex_count => out[v] = true,
+            _ => {
+                ctx.warn(format!(
+                    "mesh node '{name}': skin deformer property {}: '{item}' is not a control point of the mesh's {vertex_count}; the list is ignored",
+                    super::UNSKINNED_PROP
+                ));
+                return vec![false; vertex_count];
+            }
+        }
+    }
+    out
 }
 
 /// The bone node (ufbx index) of a cluster.

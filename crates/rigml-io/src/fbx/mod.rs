@@ -17,7 +17,9 @@
 //!   their common ancestor (see the `skeleton` module); without clusters, the nodes with a bone
 //!   attribute.
 //! - **skin**: the deformers' weights, capped at
-//!   [`DEFAULT_MAX_INFLUENCES`](rigml_core::DEFAULT_MAX_INFLUENCES).
+//!   [`DEFAULT_MAX_INFLUENCES`](rigml_core::DEFAULT_MAX_INFLUENCES). Control points that
+//!   rigml's writer listed in a skin deformer's [`UNSKINNED_PROP`] (vertices without influence,
+//!   written with weight 1 on a root so that other importers move them) read back unskinned.
 //! - **clips**: one per animation stack, sampled at the scene frame rate into linear TRS
 //!   channels for every joint (see the `anim` module).
 //!
@@ -43,6 +45,11 @@ mod skeleton;
 pub mod write;
 
 pub use write::to_fbx;
+
+/// User property of a skin deformer in which rigml's writer lists (comma-separated control
+/// point indices) the vertices that have no influence: FBX has no way to say so for a vertex
+/// of a skinned mesh that must still follow the character (see [`write`]).
+pub const UNSKINNED_PROP: &str = "rigml_unskinned";
 
 use crate::error::read_file;
 use crate::IoError;

@@ -11,11 +11,17 @@
 //!   all roots share goes on a Null above them (the armature object in Blender and Maya).
 //! - **bind pose**: when the bind pose differs from the rest pose by one transform shared by
 //!   every weighted joint, the mesh is re-bound in the rest pose first (exact; see
-//!   `bound_at_rest`), as DCCs expect bind = rest.
+//!   `bound_at_rest`), as DCCs expect bind = rest; and when every weighted joint's bind
+//!   matrix carries one uniform scale other than that of the node the skeleton hangs under,
+//!   the mesh is re-expressed so that they do not (`bind_scale_matched`): Blender's bones hold
+//!   no scale.
 //! - **skin**: per mesh part a Skin deformer with one Cluster per joint that weights the part:
 //!   `Indexes`/`Weights`, `TransformLink` = the joint's bind matrix (inverse of
 //!   [`Skeleton::inverse_bind`](rigml_core::Skeleton)) and `Transform` = its inverse (the mesh
-//!   sits at the origin); and a BindPose holding every joint's bind matrix.
+//!   sits at the origin); and a BindPose holding every joint's bind matrix. Vertices without
+//!   influence get weight 1 on joint 0 (as in rigml's GLBs, so importers move them with the
+//!   character) and are listed in the skin deformer's user property
+//!   [`UNSKINNED_PROP`](super::UNSKINNED_PROP), so rigml reads them back unskinned.
 //! - **clips**: one AnimationStack + layer per clip, sampled on a grid at the file's frame rate
 //!   (the key spacing of the first clip, e.g. 30 or 120 fps) from the clip's first key to its
 //!   last, with linear translation, Euler rotation and scale curves for every joint the clip
@@ -46,7 +52,7 @@ pub const MAX_FPS: f64 = 240.0;
 /// Encode a character as a binary FBX file.
 pub fn to_fbx(character: &Character, path: &Path) -> Result<Vec<u8>, IoError> {
     let rebound;
-    let character = match bound_at_rest(character) {
+    let character = match as_written(character) {
         Some(c) => {
             rebound = c;
             &rebound
@@ -116,6 +122,66 @@ pub fn bound_at_rest(c: &Character) -> Option<Character> {
         }
     }
     out.skeleton.inverse_bind = rest.iter().map(|r| r.inverse().as_mat4()).collect();
+    Some(out)
+}
+
+/// The character as the writer stores it, when that differs from `c`: re-bound in its rest
+/// pose ([`bound_at_rest`]), then its mesh re-expressed so that the bind matrices carry the
+/// scale of the node the skeleton hangs under ([`bind_scale_matched`]). Each step changes the
+/// stored vertices and bind matrices, never a posed vertex.
+pub fn as_written(c: &Character) -> Option<Character> {
+    let unit = f64::from(lifted_scale(c).unwrap_or(1.0));
+    match bound_at_rest(c) {
+        Some(r) => Some(bind_scale_matched(&r, unit).unwrap_or(r)),
+        None => bind_scale_matched(c, unit),
+    }
+}
+
+/// The character with its mesh space scaled so that every bind matrix has scale `unit`, when
+/// all of the weighted joints' bind matrices share one uniform scale `s` that is not `unit`:
+/// vertices become `p · unit / s` and each inverse bind matrix `inverse_bind · (s / unit)`,
+/// which poses every vertex exactly as before. Blender's FBX importer builds bones from the
+/// bind matrices and drops their scale (edit bones hold none) while posing them with the
+/// joints' full local transforms, so a bind scale other than the armature's shows every bone
+/// that many times too close to its parent: measured on the manifest's dinosaurs (bind scale 3
+/// in the mesh's space under a ×300 armature), the T-Rex's posed bounding box was 0.19 of its
+/// size off. Vertices without influence have no joint to hold them and stay at their stored
+/// (re-expressed) place; the writer gives them weight 1 on joint 0 in the file, so importers
+/// move them with the root as they do the GLB's. `None` when the scale already matches or the
+/// joints' scales differ.
+pub fn bind_scale_matched(c: &Character, unit: f64) -> Option<Character> {
+    let skin = c.skin.as_ref()?;
+    let used = skin.joints_used(c.skeleton.joint_count());
+    let mut common: Option<f64> = None;
+    for (j, ib) in c.skeleton.inverse_bind.iter().enumerate() {
+        if !used[j] {
+            continue;
+        }
+        let bind = ib.as_dmat4().inverse();
+        let axes = [bind.x_axis, bind.y_axis, bind.z_axis].map(|a| a.truncate().length());
+        let s = axes[0];
+        let same = |a: f64, b: f64| (a - b).abs() <= 1e-4 * a.abs().max(b.abs());
+        if !(s.is_finite() && s > 0.0 && axes.iter().all(|&a| same(a, s))) {
+            return None;
+        }
+        match common {
+            Some(c) if !same(c, s) => return None,
+            Some(_) => {}
+            None => common = Some(s),
+        }
+    }
+    let factor = common? / unit;
+    if (factor - 1.0).abs() <= 1e-4 {
+        return None;
+    }
+    let mut out = c.clone();
+    for p in &mut out.mesh.positions {
+        *p = (p.as_dvec3() / factor).as_vec3();
+    }
+    let scale = DMat4::from_scale(DVec3::splat(factor));
+    for ib in &mut out.skeleton.inverse_bind {
+        *ib = (ib.as_dmat4() * scale).as_mat4();
+    }
     Some(out)
 }
 
@@ -279,7 +345,7 @@ impl Scene {
 
     fn build(&mut self, c: &Character, fps: f64) -> Result<(), IoError> {
         let materials: Vec<i64> = c.mesh.materials.iter().map(|m| self.material(m)).collect();
-        let lift = common_root_scale(&c.skeleton).filter(|_| clips_scale_the_root(c));
+        let lift = lifted_scale(c);
         let top = self.lift_node(c, lift);
         let unit = lift.unwrap_or(1.0);
         // Mesh nodes first: readers meet them in this order.
@@ -303,26 +369,39 @@ impl Scene {
             // Where the mesh nodes sit: under the lifted scale's Null, or at the origin.
             let mesh_world = DMat4::from_scale(DVec3::splat(f64::from(unit)));
             for (k, (part, _, geometry)) in parts.iter().enumerate() {
-                let skin_id = self.id();
-                self.objects.push(
-                    Node::new("Deformer")
-                        .p(Prop::I64(skin_id))
-                        .p(object_name(&format!("{} skin", part.name), "Deformer"))
-                        .p(Prop::Str("Skin".into()))
-                        .c(Node::new("Version").p(Prop::I32(101)))
-                        .c(Node::new("Link_DeformAcuracy").p(Prop::F64(50.0))),
-                );
-                self.connect(skin_id, *geometry);
-                // Per joint: the part's control points it weights, and how much.
+                // Per joint: the part's control points it weights, and how much. Unskinned
+                // vertices get weight 1 on joint 0 (a root), as in rigml's GLBs, so that every
+                // importer moves them with the character; the skin deformer lists them.
                 let mut per_joint: Vec<(Vec<i32>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); joints.len()];
+                let mut unskinned = Vec::new();
                 for (local, v) in part.vertices.clone().enumerate() {
-                    for inf in skin.influences(v) {
+                    let row = skin.influences(v);
+                    if row.is_empty() && !per_joint.is_empty() {
+                        per_joint[0].0.push(local as i32);
+                        per_joint[0].1.push(1.0);
+                        unskinned.push(local);
+                    }
+                    for inf in row {
                         if let Some(slot) = per_joint.get_mut(inf.joint as usize) {
                             slot.0.push(local as i32);
                             slot.1.push(f64::from(inf.weight));
                         }
                     }
                 }
+                let skin_id = self.id();
+                let mut deformer = Node::new("Deformer")
+                    .p(Prop::I64(skin_id))
+                    .p(object_name(&format!("{} skin", part.name), "Deformer"))
+                    .p(Prop::Str("Skin".into()))
+                    .c(Node::new("Version").p(Prop::I32(101)))
+                    .c(Node::new("Link_DeformAcuracy").p(Prop::F64(50.0)));
+                if !unskinned.is_empty() {
+                    let list = unskinned.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+                    let prop = p_head(super::UNSKINNED_PROP, "KString", "", "U").p(Prop::Str(list));
+                    deformer.push(Node::new("Properties70").c(prop));
+                }
+                self.objects.push(deformer);
+                self.connect(skin_id, *geometry);
                 for (j, (indexes, weights)) in per_joint.into_iter().enumerate() {
                     // The first part also binds the joints no vertex depends on (a root above
                     // the hips, end sites), so readers that take the skeleton from the
@@ -717,6 +796,11 @@ fn common_root_scale(skeleton: &rigml_core::Skeleton) -> Option<f32> {
     }
 }
 
+/// The roots' common scale when the writer lifts it onto a Null above them.
+fn lifted_scale(c: &Character) -> Option<f32> {
+    common_root_scale(&c.skeleton).filter(|_| clips_scale_the_root(c))
+}
+
 /// Whether the root's scale may move to a Null: when a clip keys the root's scale. Measured
 /// with Blender 5.0's importers on the manifest: a clip that keys the root's scale shows at the
 /// GLB's size only with the Null (Quaternius' 2017 animals, the Godot robot), a character whose
@@ -764,6 +848,115 @@ fn continuous_euler(rotations: impl Iterator<Item = Quat>) -> Vec<DVec3> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rigml_core::glam::Mat4;
+    use rigml_core::skin::SkinBuilder;
+    use rigml_core::{lbs, skinning_matrices, Skeleton};
+
+    /// Two joints under a ×300 root whose bind matrices carry scale 3 (a mesh stored at 1/100
+    /// of the skeleton's size, as Quaternius' dinosaurs are), rest differing from bind by a
+    /// turn of the child; vertex 2 has no influence.
+    fn scaled_bind() -> Character {
+        let rest_local = vec![
+            Transform {
+                scale: Vec3::splat(300.0),
+                ..Transform::default()
+            },
+            Transform {
+                translation: Vec3::new(0.0, 0.01, 0.0),
+                rotation: Quat::from_rotation_z(0.4),
+                ..Transform::default()
+            },
+        ];
+        let bind_world = [
+            Mat4::from_scale(Vec3::splat(3.0)),
+            Mat4::from_scale(Vec3::splat(3.0)) * Mat4::from_translation(Vec3::new(0.0, 0.01, 0.0)),
+        ];
+        let skeleton = Skeleton {
+            names: vec!["root".into(), "tip".into()],
+            parents: vec![None, Some(0)],
+            rest_local,
+            inverse_bind: bind_world.iter().map(|m| m.inverse()).collect(),
+        };
+        let mut skin = SkinBuilder::new(2, 4).unwrap();
+        for row in [&[(0u32, 1.0f32)][..], &[(0, 0.5), (1, 0.5)], &[]] {
+            skin.push_row(row).unwrap();
+        }
+        Character {
+            name: "scaled".into(),
+            mesh: rigml_core::Mesh {
+                positions: vec![Vec3::ZERO, Vec3::new(0.01, 0.02, 0.0), Vec3::new(0.0, 0.0, 0.01)],
+                triangles: vec![[0, 1, 2]],
+                ..Default::default()
+            },
+            skeleton,
+            skin: Some(skin.finish()),
+            clips: Vec::new(),
+            attachments: Vec::new(),
+        }
+    }
+
+    fn rest_posed(c: &Character) -> Vec<Vec3> {
+        let m = skinning_matrices(&c.skeleton, &Pose::rest(&c.skeleton)).unwrap();
+        lbs(&c.mesh.positions, c.skin.as_ref().unwrap(), &m)
+    }
+
+    #[test]
+    fn bind_scale_moves_into_the_mesh_without_moving_a_posed_vertex() {
+        let c = scaled_bind();
+        let out = as_written(&c).expect("bind scale 3 under no lifted scale is re-expressed");
+        for ib in &out.skeleton.inverse_bind {
+            let bind = ib.inverse();
+            for axis in [bind.x_axis, bind.y_axis, bind.z_axis] {
+                assert!((axis.truncate().length() - 1.0).abs() < 1e-5, "{bind:?}");
+            }
+        }
+        let size = 300.0 * 0.02;
+        let (before, after) = (rest_posed(&c), rest_posed(&out));
+        for v in 0..2 {
+            assert!(
+                before[v].distance(after[v]) < 1e-5 * size,
+                "{} vs {}",
+                before[v],
+                after[v]
+            );
+        }
+        // The unskinned vertex has no joint to hold it: it stays where the stored mesh is.
+        assert!(after[2].distance(before[2] / 3.0) < 1e-7, "{}", after[2]);
+        // Nothing to do once the scale matches the node the skeleton hangs under.
+        assert!(bind_scale_matched(&out, 1.0).is_none());
+        assert!(bind_scale_matched(&c, 3.0).is_none());
+    }
+
+    #[test]
+    fn unskinned_vertices_follow_the_root_and_read_back_unskinned() {
+        let c = scaled_bind();
+        let path = Path::new("unskinned.fbx");
+        let bytes = to_fbx(&c, path).unwrap();
+        let (back, warnings) = super::super::from_bytes_with_warnings(&bytes, path).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let skin = back.skin.as_ref().unwrap();
+        assert!(skin.influences(2).is_empty(), "{:?}", skin.influences(2));
+        assert_eq!(skin.influences(0).len(), 1);
+        // In the file it is weighted 1 on the root, and listed.
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(text.contains(super::super::UNSKINNED_PROP));
+        let scene = ufbx::load_memory(&bytes, ufbx::LoadOpts::default()).unwrap();
+        let mesh = &scene.meshes[0];
+        let d = &mesh.skin_deformers[0];
+        let sv = &d.vertices[2];
+        assert_eq!(sv.num_weights, 1);
+        let w = &d.weights[sv.weight_begin as usize];
+        assert_eq!(w.weight, 1.0);
+        assert_eq!(
+            d.clusters[w.cluster_index as usize]
+                .bone_node
+                .as_ref()
+                .unwrap()
+                .element
+                .name,
+            "root"
+        );
+    }
 
     #[test]
     fn euler_angles_apply_x_first() {
