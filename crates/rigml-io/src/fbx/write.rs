@@ -137,50 +137,86 @@ pub fn as_written(c: &Character) -> Option<Character> {
     }
 }
 
-/// The character with its mesh space scaled so that every bind matrix has scale `unit`, when
-/// all of the weighted joints' bind matrices share one uniform scale `s` that is not `unit`:
-/// vertices become `p · unit / s` and each inverse bind matrix `inverse_bind · (s / unit)`,
-/// which poses every vertex exactly as before. Blender's FBX importer builds bones from the
-/// bind matrices and drops their scale (edit bones hold none) while posing them with the
-/// joints' full local transforms, so a bind scale other than the armature's shows every bone
-/// that many times too close to its parent: measured on the manifest's dinosaurs (bind scale 3
-/// in the mesh's space under a ×300 armature), the T-Rex's posed bounding box was 0.19 of its
-/// size off. Vertices without influence have no joint to hold them and stay at their stored
-/// (re-expressed) place; the writer gives them weight 1 on joint 0 in the file, so importers
-/// move them with the root as they do the GLB's. `None` when the scale already matches or the
-/// joints' scales differ.
+/// The character with each mesh part's space scaled so that the bind matrices of the joints
+/// weighting it have scale `unit`, when those joints share one uniform bind scale `s` that is
+/// not `unit`: the part's vertices become `p · unit / s` and each of its joints' inverse bind
+/// matrices `inverse_bind · (s / unit)`, which poses every skinned vertex exactly as before.
+/// Blender's FBX importer builds bones from the bind matrices and drops their scale (edit bones
+/// hold none) while posing them with the joints' full local transforms, so a bind scale other
+/// than the armature's shows every bone that many times too close to its parent: measured on
+/// the manifest's dinosaurs (bind scale 3 in the mesh's space under a ×300 armature), the
+/// T-Rex's posed bounding box was 0.19 of its size off. Parts are scaled apart because a
+/// character may bind them at different scales (Quaternius' Cowboy: body ×377.7, hat ×100);
+/// a joint weighting no vertex takes the factor of a neighbour that does. Vertices without
+/// influence have no joint to hold them and stay at their stored (re-expressed) place; the
+/// writer gives them weight 1 on joint 0 in the file, so importers move them with the root as
+/// they do the GLB's. `None` when every scale already matches, or when a part's joints (or a
+/// joint's parts) disagree on the scale.
 pub fn bind_scale_matched(c: &Character, unit: f64) -> Option<Character> {
     let skin = c.skin.as_ref()?;
-    let used = skin.joints_used(c.skeleton.joint_count());
-    let mut common: Option<f64> = None;
-    for (j, ib) in c.skeleton.inverse_bind.iter().enumerate() {
-        if !used[j] {
-            continue;
-        }
-        let bind = ib.as_dmat4().inverse();
+    let joints = c.skeleton.joint_count();
+    let same = |a: f64, b: f64| (a - b).abs() <= 1e-4 * a.abs().max(b.abs());
+    // Each joint's uniform bind scale (None: not uniform or degenerate).
+    let scale_of = |j: usize| -> Option<f64> {
+        let bind = c.skeleton.inverse_bind[j].as_dmat4().inverse();
         let axes = [bind.x_axis, bind.y_axis, bind.z_axis].map(|a| a.truncate().length());
         let s = axes[0];
-        let same = |a: f64, b: f64| (a - b).abs() <= 1e-4 * a.abs().max(b.abs());
-        if !(s.is_finite() && s > 0.0 && axes.iter().all(|&a| same(a, s))) {
-            return None;
+        (s.is_finite() && s > 0.0 && axes.iter().all(|&a| same(a, s))).then_some(s)
+    };
+    let scales: Vec<Option<f64>> = (0..joints).map(scale_of).collect();
+    let parts = c.mesh.parts_or_whole();
+    let mut factor: Vec<Option<f64>> = vec![None; joints];
+    let mut part_factor: Vec<Option<f64>> = vec![None; parts.len()];
+    for (k, part) in parts.iter().enumerate() {
+        let mut part_scale: Option<f64> = None;
+        for v in part.vertices.clone() {
+            for inf in skin.influences(v) {
+                let j = inf.joint as usize;
+                let s = scales[j]?;
+                match part_scale {
+                    Some(p) if !same(p, s) => return None,
+                    Some(_) => {}
+                    None => part_scale = Some(s),
+                }
+                match factor[j] {
+                    Some(f) if !same(f, s / unit) => return None,
+                    Some(_) => {}
+                    None => factor[j] = Some(s / unit),
+                }
+            }
         }
-        match common {
-            Some(c) if !same(c, s) => return None,
-            Some(_) => {}
-            None => common = Some(s),
+        part_factor[k] = part_scale.map(|s| s / unit);
+    }
+    // Joints no vertex depends on: a child's factor (children come after parents), else the
+    // parent's, else 1.
+    for j in (0..joints).rev() {
+        if factor[j].is_none() {
+            factor[j] = (j + 1..joints)
+                .find(|&k| c.skeleton.parents[k] == Some(j))
+                .and_then(|k| factor[k]);
         }
     }
-    let factor = common? / unit;
-    if (factor - 1.0).abs() <= 1e-4 {
+    for j in 0..joints {
+        if factor[j].is_none() {
+            factor[j] = c.skeleton.parents[j].and_then(|p| factor[p]);
+        }
+    }
+    let changes = |f: &Option<f64>| f.is_some_and(|f| (f - 1.0).abs() > 1e-4);
+    if !part_factor.iter().any(changes) {
         return None;
     }
     let mut out = c.clone();
-    for p in &mut out.mesh.positions {
-        *p = (p.as_dvec3() / factor).as_vec3();
+    for (part, f) in parts.iter().zip(&part_factor) {
+        if let Some(f) = f {
+            for p in &mut out.mesh.positions[part.vertices.clone()] {
+                *p = (p.as_dvec3() / f).as_vec3();
+            }
+        }
     }
-    let scale = DMat4::from_scale(DVec3::splat(factor));
-    for ib in &mut out.skeleton.inverse_bind {
-        *ib = (ib.as_dmat4() * scale).as_mat4();
+    for (ib, f) in out.skeleton.inverse_bind.iter_mut().zip(&factor) {
+        if let Some(f) = f {
+            *ib = (ib.as_dmat4() * DMat4::from_scale(DVec3::splat(*f))).as_mat4();
+        }
     }
     Some(out)
 }
@@ -925,6 +961,66 @@ mod tests {
         // Nothing to do once the scale matches the node the skeleton hangs under.
         assert!(bind_scale_matched(&out, 1.0).is_none());
         assert!(bind_scale_matched(&c, 3.0).is_none());
+    }
+
+    #[test]
+    fn parts_bound_at_different_scales_are_scaled_apart() {
+        // A second root (a hat) bound at scale 100 and weighting its own part.
+        let mut c = scaled_bind();
+        let s = &mut c.skeleton;
+        s.names.push("hat".into());
+        s.parents.push(None);
+        s.rest_local.push(Transform {
+            translation: Vec3::new(0.0, 6.0, 0.0),
+            scale: Vec3::splat(100.0),
+            ..Transform::default()
+        });
+        s.inverse_bind
+            .push((Mat4::from_translation(Vec3::new(0.0, 6.0, 0.0)) * Mat4::from_scale(Vec3::splat(100.0))).inverse());
+        c.mesh.positions.push(Vec3::new(0.001, 0.0, 0.0));
+        c.mesh.triangles.push([3, 3, 3]);
+        c.mesh.parts = vec![
+            rigml_core::MeshPart {
+                name: "body".into(),
+                vertices: 0..3,
+                triangles: 0..1,
+                material: None,
+            },
+            rigml_core::MeshPart {
+                name: "hat".into(),
+                vertices: 3..4,
+                triangles: 1..2,
+                material: None,
+            },
+        ];
+        let mut skin = SkinBuilder::new(3, 4).unwrap();
+        for row in [&[(0u32, 1.0f32)][..], &[(0, 0.5), (1, 0.5)], &[], &[(2, 1.0)]] {
+            skin.push_row(row).unwrap();
+        }
+        c.skin = Some(skin.finish());
+        let out = bind_scale_matched(&c, 1.0).expect("both parts re-expressed");
+        for ib in &out.skeleton.inverse_bind {
+            let bind = ib.inverse();
+            assert!((bind.x_axis.truncate().length() - 1.0).abs() < 1e-5, "{bind:?}");
+        }
+        let (before, after) = (rest_posed(&c), rest_posed(&out));
+        for v in [0, 1, 3] {
+            assert!(
+                before[v].distance(after[v]) < 1e-4,
+                "{v}: {} vs {}",
+                before[v],
+                after[v]
+            );
+        }
+        assert!((out.mesh.positions[3].x - 0.001 / 100.0).abs() < 1e-9);
+        // A joint weighting vertices of two parts bound at different scales: left alone.
+        let mut shared = c.clone();
+        let mut skin = SkinBuilder::new(3, 4).unwrap();
+        for row in [&[(0u32, 1.0f32)][..], &[(0, 0.5), (1, 0.5)], &[], &[(2, 0.5), (0, 0.5)]] {
+            skin.push_row(row).unwrap();
+        }
+        shared.skin = Some(skin.finish());
+        assert!(bind_scale_matched(&shared, 1.0).is_none());
     }
 
     #[test]
