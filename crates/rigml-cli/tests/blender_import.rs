@@ -21,13 +21,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Real characters converted to GLB: GLB and FBX sources, clips, several part meshes, rigid
-/// parts hanging from bones, node scales.
+/// parts hanging from bones, node scales; and three whose FBX Blender once showed wrong: bind
+/// matrices scaled ×3 under a ×300 armature (T-Rex), two parts bound at different scales
+/// (Cowboy), vertices without influence (wasp).
 const CONVERTED: &[&str] = &[
     "khronos-fox",
     "kaykit2-knight-fbx",
     "kaykit1-knight",
     "quaternius-animals-stag",
     "godot-mannequiny",
+    "quaternius-dinosaurs-trex",
+    "quaternius-cowboy-pack-cowboy",
+    "quaternius-easy-enemies-wasp",
 ];
 
 fn rigml(args: &[&std::ffi::OsStr]) {
