@@ -335,3 +335,42 @@ fn hierarchy_loops_do_not_hang() {
         }
     }
 }
+
+/// The quad with the skin deformer's `rigml_unskinned` property set to `list`.
+fn with_unskinned_list(list: &str) -> String {
+    QUAD.replace(
+        "\tDeformer: 4000, \"Deformer::Skin\", \"Skin\" {\n\t\tVersion: 101\n",
+        &format!(
+            "\tDeformer: 4000, \"Deformer::Skin\", \"Skin\" {{\n\t\tVersion: 101\n\t\tProperties70:  {{\n\t\t\tP: \"{}\", \"KString\", \"\", \"U\", \"{list}\"\n\t\t}}\n",
+            super::UNSKINNED_PROP
+        ),
+    )
+}
+
+#[test]
+fn listed_unskinned_vertices_with_one_full_weight_read_back_unskinned() {
+    let text = with_unskinned_list("1,2");
+    assert!(text.contains(super::UNSKINNED_PROP));
+    let (c, repairs) = repairs_of(&text);
+    assert!(repairs.is_empty(), "{repairs:?}");
+    let skin = c.skin.as_ref().unwrap();
+    assert!(skin.influences(0).len() == 1 && skin.influences(3).len() == 1);
+    assert!(skin.influences(1).is_empty() && skin.influences(2).is_empty());
+}
+
+#[test]
+fn a_malformed_unskinned_list_is_ignored_with_a_warning() {
+    for list in ["1,x", "1,4", "-1"] {
+        let (c, repairs) = repairs_of(&with_unskinned_list(list));
+        assert_eq!(repairs.len(), 1, "{list}: {repairs:?}");
+        assert!(
+            repairs[0].contains("rigml_unskinned") && repairs[0].contains("ignored"),
+            "{repairs:?}"
+        );
+        let skin = c.skin.as_ref().unwrap();
+        assert!(
+            (0..4).all(|v| skin.influences(v).len() == 1),
+            "{list}: the weights stand"
+        );
+    }
+}
