@@ -22,8 +22,12 @@ while IFS=$'\t' read -r id path; do
   "$rigml" convert "$data/$path" "$out/$id.glb" --force > /dev/null
   "$rigml" convert "$data/$path" "$out/$id.fbx" --force > /dev/null
   pairs+=("$out/$id.fbx=$out/$id.glb")
-done < <(awk -F'\t' -v split="${SPLIT:-}" \
-  'NR > 1 && $2 == "character" && (split == "" || $3 == split) { print $1 "\t" $4 }' "$data/manifest.tsv")
+done < <(awk -F'\t' -v want="${SPLIT:-}" \
+  'NR > 1 && $2 == "character" && (want == "" || $3 == want) { print $1 "\t" $4 }' "$data/manifest.tsv")
+if [ ${#pairs[@]} -eq 0 ]; then
+  echo "no character rows in $data/manifest.tsv${SPLIT:+ with split $SPLIT}" >&2
+  exit 2
+fi
 # One Blender process for every pair (the file list is passed as arguments, not through xargs,
 # so that one JSON list comes back).
 "$bpy" "$here/import_check.py" --json --rigml "$rigml" "${pairs[@]}" > "$out/result.json" 2> "$out/check.log" || true
