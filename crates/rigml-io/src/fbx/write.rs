@@ -147,11 +147,11 @@ pub fn as_written(c: &Character) -> Option<Character> {
 /// the manifest's dinosaurs (bind scale 3 in the mesh's space under a ×300 armature), the
 /// T-Rex's posed bounding box was 0.19 of its size off. Parts are scaled apart because a
 /// character may bind them at different scales (Quaternius' Cowboy: body ×377.7, hat ×100);
-/// a joint weighting no vertex takes the factor of a neighbour that does. Vertices without
+/// parts bound at one scale (within 1e-4) share one exact factor. Vertices without
 /// influence have no joint to hold them and stay at their stored (re-expressed) place; the
 /// writer gives them weight 1 on joint 0 in the file, so importers move them with the root as
-/// they do the GLB's. `None` when every scale already matches, or when a part's joints (or a
-/// joint's parts) disagree on the scale.
+/// they do the GLB's. `None` when every scale already matches, or when a part's joints disagree
+/// on the scale.
 pub fn bind_scale_matched(c: &Character, unit: f64) -> Option<Character> {
     let skin = c.skin.as_ref()?;
     let joints = c.skeleton.joint_count();
@@ -165,35 +165,49 @@ pub fn bind_scale_matched(c: &Character, unit: f64) -> Option<Character> {
     };
     let scales: Vec<Option<f64>> = (0..joints).map(scale_of).collect();
     let parts = c.mesh.parts_or_whole();
-    let mut factor: Vec<Option<f64>> = vec![None; joints];
+    // One factor per group of parts bound at one scale (the group's first scale, so that a
+    // part's vertices and its joints are re-expressed by exactly the same number).
+    let mut groups: Vec<f64> = Vec::new();
+    let mut group_of = |s: f64| -> f64 {
+        match groups.iter().find(|&&g| same(g, s)) {
+            Some(&g) => g,
+            None => {
+                groups.push(s);
+                s
+            }
+        }
+    };
     let mut part_factor: Vec<Option<f64>> = vec![None; parts.len()];
+    let mut factor: Vec<Option<f64>> = vec![None; joints];
     for (k, part) in parts.iter().enumerate() {
-        let mut part_scale: Option<f64> = None;
         for v in part.vertices.clone() {
             for inf in skin.influences(v) {
                 let j = inf.joint as usize;
-                let s = scales[j]?;
-                match part_scale {
-                    Some(p) if !same(p, s) => return None,
-                    Some(_) => {}
-                    None => part_scale = Some(s),
-                }
-                match factor[j] {
-                    Some(f) if !same(f, s / unit) => return None,
-                    Some(_) => {}
-                    None => factor[j] = Some(s / unit),
+                let f = group_of(scales[j]?) / unit;
+                // Every joint of a part, and every part of a joint, in one group.
+                for slot in [&mut part_factor[k], &mut factor[j]] {
+                    match *slot {
+                        Some(g) if g != f => return None,
+                        Some(_) => {}
+                        None => *slot = Some(f),
+                    }
                 }
             }
         }
-        part_factor[k] = part_scale.map(|s| s / unit);
     }
-    // Joints no vertex depends on: a child's factor (children come after parents), else the
-    // parent's, else 1.
-    for j in (0..joints).rev() {
+    // Joints no vertex depends on: their own scale's group, else their own scale; a joint
+    // whose scale is not uniform takes a descendant's factor (children come after parents, so
+    // a backward pass carries factors up), else its parent's, else none.
+    for j in 0..joints {
         if factor[j].is_none() {
-            factor[j] = (j + 1..joints)
-                .find(|&k| c.skeleton.parents[k] == Some(j))
-                .and_then(|k| factor[k]);
+            factor[j] = scales[j].map(|s| groups.iter().find(|&&g| same(g, s)).copied().unwrap_or(s) / unit);
+        }
+    }
+    for k in (0..joints).rev() {
+        if let Some(p) = c.skeleton.parents[k] {
+            if factor[p].is_none() {
+                factor[p] = factor[k];
+            }
         }
     }
     for j in 0..joints {
