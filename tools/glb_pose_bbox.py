@@ -22,7 +22,10 @@ COMPONENTS = {5126: "<f4", 5125: "<u4", 5123: "<u2", 5121: "u1", 5122: "<i2", 51
 
 
 def load(path):
-    data = open(path, "rb").read()
+    try:
+        data = open(path, "rb").read()
+    except OSError as e:
+        raise SystemExit(f"{path}: {e.strerror}")
     if data[:4] != b"glTF":
         raise SystemExit(f"{path}: not a GLB")
     n = struct.unpack("<I", data[12:16])[0]
@@ -72,8 +75,11 @@ def main():
         }
         for n in nodes
     ]
-    if doc.get("animations"):
-        anim = doc["animations"][args.animation]
+    animations = doc.get("animations", [])
+    if animations and not 0 <= args.animation < len(animations):
+        raise SystemExit(f"{args.file}: --animation {args.animation}: the file has {len(animations)} animations (0 to {len(animations) - 1})")
+    if animations:
+        anim = animations[args.animation]
         for ch in anim["channels"]:
             path = {"translation": "t", "rotation": "r", "scale": "s"}.get(ch["target"]["path"])
             if path is None or "node" not in ch["target"]:
