@@ -12,7 +12,7 @@ use glam::{Mat4, Vec3};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use rigml::Controls;
-use rigml_core::{Channel, ChannelValues, Clip, Interpolation, Mesh, Transform};
+use rigml_core::{Channel, ChannelValues, Clip, Interpolation, Mesh, Skeleton, Skin, Transform};
 use rigml_io::{Format, SaveOptions};
 use rigml_seq::pose_fit::{FitOptions, FittedPose, PoseFitter, Rigid, WeightOptions};
 use rigml_seq::Normalisation;
@@ -74,6 +74,9 @@ pub struct Args {
     /// Most fitting sweeps over the joints per frame.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=10_000))]
     pub sweeps: u16,
+    /// Most Levenberg–Marquardt steps over all joints at once after each frame's sweeps.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
+    pub joint_steps: u16,
     /// The frame to rig (default: the frame of largest area; with --template humanoid, the
     /// largest that is a standing humanoid when that one is not).
     #[arg(long, value_name = "FRAME", conflicts_with = "rest")]
@@ -83,8 +86,9 @@ pub struct Args {
     #[arg(long, value_name = "MESH", conflicts_with = "truth")]
     pub rest: Option<PathBuf>,
     /// Rounds of refitting the skin weights to the fitted poses of every frame (then the poses
-    /// to the new weights); 0 keeps the anchor's weights from --skin as they are.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(0..=100))]
+    /// to the new weights), after each placing of the joints (--pivot-rounds); 0 keeps the
+    /// anchor's weights from --skin as they are.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(0..=100))]
     pub refine: u16,
     /// Pull of refitted weights towards the --skin weights (relative to each vertex's data).
     #[arg(long, default_value_t = 1e-4, value_parser = non_negative::<f64>)]
@@ -98,6 +102,12 @@ pub struct Args {
     /// (per frame; unitless, as the pivot residual and the pull are both lengths squared).
     #[arg(long, default_value_t = 1e-4, value_parser = non_negative::<f64>)]
     pub pivot_pull: f64,
+    /// Most times the joints are moved to their pivots, each followed by the --refine rounds:
+    /// later rounds read the pivots from free bones fitted with the refitted skin, and stop once
+    /// a round does not lower the error. Joints and skin improve each other: see
+    /// docs/experiments/2026-11-27-rig-seq.md.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub pivot_rounds: u16,
     #[command(flatten)]
     pub bake: BakeArgs,
     /// Skinned input: compare the fitted joints' motion with the file's own joints (matched one
@@ -266,6 +276,7 @@ pub fn run(args: &Args) -> Result<String> {
     let fit_started = Instant::now();
     let fit_options = FitOptions {
         sweeps: usize::from(args.sweeps),
+        joint_steps: usize::from(args.joint_steps),
         ..FitOptions::default()
     };
     let weight_options = WeightOptions {
@@ -277,7 +288,7 @@ pub fn run(args: &Args) -> Result<String> {
         ProgressStyle::with_template("{bar:30} {pos}/{len} frames fitted, {msg} [{elapsed}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    bar.set_length((frame_count * (rounds + 1)) as u64);
+    bar.set_length((frame_count * (1 + rounds * usize::from(args.pivot_rounds))) as u64);
     bar.set_position(0);
     // Per frame, a connected pose near the free bones' (a third start for the first fit).
     let mut free_starts: Vec<Vec<Rigid>> = Vec::new();
@@ -287,7 +298,9 @@ pub fn run(args: &Args) -> Result<String> {
     let move_joints = !args.keep_joints && template != "humanoid";
     if move_joints {
         // Free bones first: where each joint's bone and its parent's move alike is its pivot.
-        bar.set_length((frame_count * (rounds + 2)) as u64);
+        // Each later pivot round: free bones, poses, and the weight rounds again.
+        let later = usize::from(args.pivot_rounds) - 1;
+        bar.set_length((frame_count * (rounds + 2) * (1 + later)) as u64);
         bar.set_message("free bones, for the joints' pivots".to_string());
         let free = FitOptions {
             free: true,
@@ -307,17 +320,65 @@ pub fn run(args: &Args) -> Result<String> {
     // (RMSE, max, per frame) of the latest fit; its RMSE after every round.
     let mut error = rmse_of(&fitter, source, &fitted, normalisation.scale).map_err(|e| in_file(&e))?;
     let mut history = vec![error.0];
-    for round in 0..rounds {
-        bar.set_message(format!("weights and poses, round {} of {rounds}", round + 1));
-        let poses: Vec<Vec<Rigid>> = fitted.iter().map(|p| p.skinning.clone()).collect();
-        let (next_skin, next_fitter) = fitter
-            .reweighted(source, &poses, &weight_options)
-            .map_err(|e| in_file(&e))?;
-        (skin, fitter) = (next_skin, next_fitter);
-        fitted =
-            fit_frames(&fitter, source, anchor, Some(&fitted), &[], &fit_options, &bar).map_err(|e| in_file(&e))?;
-        error = rmse_of(&fitter, source, &fitted, normalisation.scale).map_err(|e| in_file(&e))?;
-        history.push(error.0);
+    // With the joints kept, a round is the --refine weight rounds alone.
+    let pivot_rounds = usize::from(args.pivot_rounds);
+    // The rig of the lowest error so far (the alternation is not monotone to the last digit),
+    // and the pivot rounds run: they stop once a whole round fails to lower it.
+    let mut best: Option<Snapshot> = None;
+    let mut pivot_rounds_run = 0;
+    for pivot_round in 0..pivot_rounds {
+        if best.as_ref().is_some_and(|b| error.0 >= b.error.0) {
+            break;
+        }
+        best = Some(Snapshot {
+            skeleton: character.skeleton.clone(),
+            skin: skin.clone(),
+            fitter: fitter.clone(),
+            fitted: fitted.clone(),
+            error: error.clone(),
+        });
+        pivot_rounds_run += 1;
+        if pivot_round > 0 && move_joints {
+            // The refitted skin makes the free bones' motion cleaner: pivots again from it.
+            bar.set_message(format!("pivots, round {} of {pivot_rounds}", pivot_round + 1));
+            let free = FitOptions {
+                free: true,
+                ..fit_options
+            };
+            let loose =
+                fit_frames(&fitter, source, anchor, Some(&fitted), &[], &free, &bar).map_err(|e| in_file(&e))?;
+            let poses: Vec<Vec<Rigid>> = loose.into_iter().map(|p| p.skinning).collect();
+            let (skeleton, moved) = fitter.with_pivots(&poses, args.pivot_pull).map_err(|e| in_file(&e))?;
+            character.skeleton = skeleton;
+            fitter = moved;
+            let starts: Vec<FittedPose> = poses
+                .iter()
+                .map(|p| FittedPose {
+                    skinning: fitter.connected(p),
+                    squared_error: f64::INFINITY,
+                    sweeps: 0,
+                })
+                .collect();
+            fitted =
+                fit_frames(&fitter, source, anchor, Some(&starts), &[], &fit_options, &bar).map_err(|e| in_file(&e))?;
+            error = rmse_of(&fitter, source, &fitted, normalisation.scale).map_err(|e| in_file(&e))?;
+            history.push(error.0);
+        }
+        for round in 0..rounds {
+            bar.set_message(format!("weights and poses, round {} of {rounds}", round + 1));
+            let poses: Vec<Vec<Rigid>> = fitted.iter().map(|p| p.skinning.clone()).collect();
+            let (next_skin, next_fitter) = fitter
+                .reweighted(source, &poses, &weight_options)
+                .map_err(|e| in_file(&e))?;
+            (skin, fitter) = (next_skin, next_fitter);
+            fitted =
+                fit_frames(&fitter, source, anchor, Some(&fitted), &[], &fit_options, &bar).map_err(|e| in_file(&e))?;
+            error = rmse_of(&fitter, source, &fitted, normalisation.scale).map_err(|e| in_file(&e))?;
+            history.push(error.0);
+        }
+    }
+    if let Some(b) = best.filter(|b| b.error.0 < error.0) {
+        (character.skeleton, skin, fitter, fitted, error) = (b.skeleton, b.skin, b.fitter, b.fitted, b.error);
     }
     bar.finish_and_clear();
     character.skin = Some(skin.clone());
@@ -402,6 +463,7 @@ pub fn run(args: &Args) -> Result<String> {
             "rmse_per_frame": per_frame,
             "rmse_per_round": history,
             "weight_rounds": rounds,
+            "pivot_rounds": pivot_rounds_run,
             "pjdd": 0.0,
             "temporal_skin_error": 0.0,
             "sweeps_mean": sweeps_mean,
@@ -465,6 +527,16 @@ pub fn run(args: &Args) -> Result<String> {
     }
     let _ = writeln!(out, "wrote {} in {total_s:.2} s", args.output.display());
     Ok(out)
+}
+
+/// A state of `rig-seq`'s alternation of joints and weights, kept while it is the best so far.
+struct Snapshot {
+    skeleton: Skeleton,
+    skin: Skin,
+    fitter: PoseFitter,
+    fitted: Vec<FittedPose>,
+    /// `(RMSE, max, RMSE per frame)`, as `rmse_of` gives them.
+    error: (f64, f64, Vec<f64>),
 }
 
 /// Frames tried, by area, for a standing humanoid when the largest is not one.

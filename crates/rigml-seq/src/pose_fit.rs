@@ -33,6 +33,10 @@ pub struct FitOptions {
     /// Let every joint translate too (free bones, as a skinning decomposition has): the motion
     /// [`PoseFitter::with_pivots`] reads joint positions from. Off for a rig's clip.
     pub free: bool,
+    /// Most Levenberg–Marquardt steps over all joints at once after the sweeps (connected fits
+    /// only): the sweeps move one joint at a time and crawl where a chain's joints must turn
+    /// together; a joint step moves them all.
+    pub joint_steps: usize,
 }
 
 impl Default for FitOptions {
@@ -41,6 +45,7 @@ impl Default for FitOptions {
             sweeps: 50,
             tolerance: 1e-5,
             free: false,
+            joint_steps: 0,
         }
     }
 }
@@ -309,11 +314,149 @@ impl PoseFitter {
                 break;
             }
         }
+        if !options.free && options.joint_steps > 0 {
+            (s, error) = self.joint_steps(&y, s, error, options);
+        }
         Ok(FittedPose {
             skinning: s,
             squared_error: error,
             sweeps,
         })
+    }
+
+    /// Levenberg–Marquardt over every block at once: per block a small rotation about its
+    /// joint (world axes) and, where the block translates, a translation. The derivative of a
+    /// vertex's skinned position under block `b`'s rotation `δθ` is `δθ × (B_v − s_v p_b)` (the
+    /// split of [`PoseFitter::fit`]), under its translation `s_v δt`. A step is applied deepest
+    /// joint first, each rotation about its joint's position before the step, so joints stay
+    /// connected and bone lengths fixed; a step that raises the error is not taken.
+    fn joint_steps(&self, y: &[DVec3], mut s: Vec<Rigid>, mut error: f64, options: &FitOptions) -> (Vec<Rigid>, f64) {
+        // Parameter offset of every block: 3 for its rotation, 3 more for a translation.
+        let mut offset = Vec::with_capacity(self.blocks.len());
+        let mut count = 0;
+        for block in &self.blocks {
+            offset.push(count);
+            count += if block.translates { 6 } else { 3 };
+        }
+        if count == 0 {
+            return (s, error);
+        }
+        // Per vertex: the blocks that move it.
+        let mut moved_by: Vec<Vec<usize>> = vec![Vec::new(); self.rest.len()];
+        for (b, block) in self.blocks.iter().enumerate() {
+            for &v in &block.vertices {
+                moved_by[v].push(b);
+            }
+        }
+        let mut lambda = 1e-3;
+        let mut x = self.skinned(&s);
+        let mut h = vec![0.0f64; count * count];
+        let mut g = vec![0.0f64; count];
+        // Per vertex and moving block: the 3×3 derivative columns (rotation, translation).
+        let mut columns: Vec<(usize, glam::DMat3, Option<f64>)> = Vec::new();
+        for _ in 0..options.joint_steps {
+            h.iter_mut().for_each(|e| *e = 0.0);
+            g.iter_mut().for_each(|e| *e = 0.0);
+            let pivots: Vec<DVec3> = self
+                .blocks
+                .iter()
+                .map(|b| s[b.joint].apply(self.joint_bind[b.joint]))
+                .collect();
+            for (v, blocks) in moved_by.iter().enumerate() {
+                if blocks.is_empty() {
+                    continue;
+                }
+                let r = x[v] - y[v];
+                columns.clear();
+                for &b in blocks {
+                    let block = &self.blocks[b];
+                    let (mut bv, mut sv) = (DVec3::ZERO, 0.0);
+                    for &(k, w) in &self.rows[v] {
+                        if block.in_subtree[k] {
+                            bv += s[k].apply(self.rest[v]) * w;
+                            sv += w;
+                        }
+                    }
+                    // δθ × u = −[u]× δθ.
+                    let u = bv - pivots[b] * sv;
+                    let jr = -skew(u);
+                    columns.push((b, jr, block.translates.then_some(sv)));
+                }
+                for (i, &(bi, ji, ti)) in columns.iter().enumerate() {
+                    let oi = offset[bi];
+                    let gr = ji.transpose() * r;
+                    for a in 0..3 {
+                        g[oi + a] += gr[a];
+                    }
+                    if let Some(t) = ti {
+                        for a in 0..3 {
+                            g[oi + 3 + a] += t * r[a];
+                        }
+                    }
+                    for (j, &(bj, jj, tj)) in columns.iter().enumerate().skip(i) {
+                        let oj = offset[bj];
+                        // Off the diagonal, each block also goes in transposed.
+                        let both = j != i;
+                        add_block(&mut h, count, oi, oj, &(ji.transpose() * jj), both);
+                        if let Some(t) = tj {
+                            add_block(&mut h, count, oi, oj + 3, &(ji.transpose() * t), both);
+                        }
+                        if let Some(t) = ti {
+                            add_block(&mut h, count, oi + 3, oj, &(jj * t), both);
+                            if let Some(u) = tj {
+                                add_block(&mut h, count, oi + 3, oj + 3, &(glam::DMat3::IDENTITY * (t * u)), both);
+                            }
+                        }
+                    }
+                }
+            }
+            let mut improved = false;
+            for _ in 0..8 {
+                let mut a = h.clone();
+                for i in 0..count {
+                    a[i * count + i] += lambda * h[i * count + i].max(1e-12);
+                }
+                let mut step: Vec<f64> = g.iter().map(|e| -e).collect();
+                if crate::math::solve_dense(&mut a, &mut step, count).is_none() {
+                    lambda *= 10.0;
+                    continue;
+                }
+                let mut next = s.clone();
+                for (b, block) in self.blocks.iter().enumerate().rev() {
+                    let o = offset[b];
+                    let theta = DVec3::new(step[o], step[o + 1], step[o + 2]);
+                    let r = DQuat::from_scaled_axis(theta);
+                    let t = if block.translates {
+                        DVec3::new(step[o + 3], step[o + 4], step[o + 5])
+                    } else {
+                        DVec3::ZERO
+                    };
+                    let gmap = Rigid {
+                        r,
+                        t: pivots[b] - r * pivots[b] + t,
+                    };
+                    for (k, inside) in block.in_subtree.iter().enumerate() {
+                        if *inside {
+                            next[k] = gmap.after(&next[k]);
+                        }
+                    }
+                }
+                let nx = self.skinned(&next);
+                let ne = squared_distance(&nx, y);
+                if ne < error {
+                    let gain = error - ne;
+                    (s, x, error) = (next, nx, ne);
+                    lambda = (lambda / 3.0).max(1e-9);
+                    improved = gain > options.tolerance * error.max(f64::MIN_POSITIVE);
+                    break;
+                }
+                lambda *= 4.0;
+            }
+            if !improved {
+                break;
+            }
+        }
+        (s, error)
     }
 
     /// Local joint transforms (parent space) of a fitted pose: the clip's keys. Joint offsets
@@ -584,6 +727,29 @@ fn solve_block(block: &Block, free: bool, b: &[DVec3], s: &[f64], x: &[DVec3], y
     }
 }
 
+/// `[u]×`: the matrix with `[u]× v = u × v`.
+fn skew(u: DVec3) -> glam::DMat3 {
+    glam::DMat3::from_cols(
+        DVec3::new(0.0, u.z, -u.y),
+        DVec3::new(-u.z, 0.0, u.x),
+        DVec3::new(u.y, -u.x, 0.0),
+    )
+}
+
+/// `h[row.., col..] += m` for the 3×3 block at `(row, col)` of a row-major `n×n` matrix, and
+/// `mᵀ` at `(col, row)` too when `mirrored`.
+fn add_block(h: &mut [f64], n: usize, row: usize, col: usize, m: &glam::DMat3, mirrored: bool) {
+    for r in 0..3 {
+        for c in 0..3 {
+            let e = m.col(c)[r];
+            h[(row + r) * n + col + c] += e;
+            if mirrored {
+                h[(col + c) * n + row + r] += e;
+            }
+        }
+    }
+}
+
 fn squared_distance(a: &[DVec3], b: &[DVec3]) -> f64 {
     a.iter().zip(b).map(|(p, q)| p.distance_squared(*q)).sum()
 }
@@ -698,6 +864,54 @@ mod tests {
             let angle = got.rotation.angle_between(want.rotation);
             assert!(angle < 1e-3, "joint {j}: {angle}");
             assert!((got.translation - want.translation).length() < 1e-4, "joint {j}");
+        }
+    }
+
+    #[test]
+    fn joint_steps_recover_a_pose_the_sweeps_leave_unfinished() {
+        // One sweep leaves the chain short of the pose; Levenberg–Marquardt steps over all the
+        // joints finish it, never raise the error, and keep every joint on its parent's bone.
+        let (skeleton, skin, rest) = chain();
+        let mut pose = Pose::bind(&skeleton);
+        pose.local[0].translation = Vec3::new(0.1, 0.05, -0.1);
+        pose.local[0].rotation = Quat::from_rotation_y(0.3);
+        pose.local[1].rotation = Quat::from_rotation_z(0.6);
+        pose.local[2].rotation = Quat::from_rotation_x(-0.4);
+        let m = rigml_core::skinning::skinning_matrices(&skeleton, &pose).unwrap();
+        let target = rigml_core::skinning::lbs(&rest, &skin, &m);
+        let fitter = PoseFitter::new(&skeleton, &skin, &rest, &[false; 3]).unwrap();
+        let start = vec![Rigid::IDENTITY; 3];
+        let options = FitOptions {
+            sweeps: 1,
+            tolerance: 1e-12,
+            ..Default::default()
+        };
+        let swept = fitter.fit(&target, &start, &options).unwrap();
+        let stepped = fitter
+            .fit(
+                &target,
+                &start,
+                &FitOptions {
+                    joint_steps: 30,
+                    ..options
+                },
+            )
+            .unwrap();
+        assert!(swept.squared_error > 1e-4, "{swept:?}");
+        assert!(
+            stepped.squared_error < 1e-3 * swept.squared_error,
+            "{stepped:?} vs {swept:?}"
+        );
+        let bind = skeleton.bind_positions();
+        for (j, at) in bind.iter().enumerate().skip(1) {
+            let p = skeleton.parents[j].unwrap();
+            let carried = stepped.skinning[p].apply(at.as_dvec3());
+            let own = stepped.skinning[j].apply(at.as_dvec3());
+            assert!(carried.distance(own) < 1e-9, "joint {j} left its parent's bone");
+        }
+        let local = fitter.local_pose(&stepped.skinning);
+        for (j, (got, want)) in local.iter().zip(&pose.local).enumerate() {
+            assert!(got.rotation.angle_between(want.rotation) < 1e-2, "joint {j}");
         }
     }
 
