@@ -12,7 +12,7 @@ use glam::{Mat4, Vec3};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use rigml::Controls;
-use rigml_core::{Channel, ChannelValues, Clip, Interpolation, Mesh, Skeleton, Skin, Transform};
+use rigml_core::{Channel, ChannelValues, Clip, Interpolation, Mesh, Transform};
 use rigml_io::{Format, SaveOptions};
 use rigml_seq::pose_fit::{FitOptions, FittedPose, PoseFitter, Rigid, WeightOptions};
 use rigml_seq::Normalisation;
@@ -302,16 +302,11 @@ pub fn run(args: &Args) -> Result<String> {
         let later = usize::from(args.pivot_rounds) - 1;
         bar.set_length((frame_count * (rounds + 2) * (1 + later)) as u64);
         bar.set_message("free bones, for the joints' pivots".to_string());
-        let free = FitOptions {
-            free: true,
-            ..fit_options
-        };
-        let loose = fit_frames(&fitter, source, anchor, None, &[], &free, &bar).map_err(|e| in_file(&e))?;
-        let poses: Vec<Vec<Rigid>> = loose.into_iter().map(|p| p.skinning).collect();
-        let (skeleton, moved) = fitter.with_pivots(&poses, args.pivot_pull).map_err(|e| in_file(&e))?;
-        character.skeleton = skeleton;
+        let (moved, starts) = placed_at_pivots(&fitter, source, anchor, None, &fit_options, args.pivot_pull, &bar)
+            .map_err(|e| in_file(&e))?;
+        character.skeleton = moved.skeleton().clone();
         fitter = moved;
-        free_starts = poses.iter().map(|p| fitter.connected(p)).collect();
+        free_starts = starts;
     }
     bar.set_message("poses".to_string());
     let mut fitted =
@@ -331,8 +326,6 @@ pub fn run(args: &Args) -> Result<String> {
             break;
         }
         best = Some(Snapshot {
-            skeleton: character.skeleton.clone(),
-            skin: skin.clone(),
             fitter: fitter.clone(),
             fitted: fitted.clone(),
             error: error.clone(),
@@ -341,20 +334,22 @@ pub fn run(args: &Args) -> Result<String> {
         if pivot_round > 0 && move_joints {
             // The refitted skin makes the free bones' motion cleaner: pivots again from it.
             bar.set_message(format!("pivots, round {} of {pivot_rounds}", pivot_round + 1));
-            let free = FitOptions {
-                free: true,
-                ..fit_options
-            };
-            let loose =
-                fit_frames(&fitter, source, anchor, Some(&fitted), &[], &free, &bar).map_err(|e| in_file(&e))?;
-            let poses: Vec<Vec<Rigid>> = loose.into_iter().map(|p| p.skinning).collect();
-            let (skeleton, moved) = fitter.with_pivots(&poses, args.pivot_pull).map_err(|e| in_file(&e))?;
-            character.skeleton = skeleton;
+            let (moved, starts) = placed_at_pivots(
+                &fitter,
+                source,
+                anchor,
+                Some(&fitted),
+                &fit_options,
+                args.pivot_pull,
+                &bar,
+            )
+            .map_err(|e| in_file(&e))?;
+            character.skeleton = moved.skeleton().clone();
             fitter = moved;
-            let starts: Vec<FittedPose> = poses
-                .iter()
-                .map(|p| FittedPose {
-                    skinning: fitter.connected(p),
+            let starts: Vec<FittedPose> = starts
+                .into_iter()
+                .map(|skinning| FittedPose {
+                    skinning,
                     squared_error: f64::INFINITY,
                     sweeps: 0,
                 })
@@ -378,7 +373,9 @@ pub fn run(args: &Args) -> Result<String> {
         }
     }
     if let Some(b) = best.filter(|b| b.error.0 < error.0) {
-        (character.skeleton, skin, fitter, fitted, error) = (b.skeleton, b.skin, b.fitter, b.fitted, b.error);
+        character.skeleton = b.fitter.skeleton().clone();
+        skin = b.fitter.skin().clone();
+        (fitter, fitted, error) = (b.fitter, b.fitted, b.error);
     }
     bar.finish_and_clear();
     character.skin = Some(skin.clone());
@@ -529,10 +526,9 @@ pub fn run(args: &Args) -> Result<String> {
     Ok(out)
 }
 
-/// A state of `rig-seq`'s alternation of joints and weights, kept while it is the best so far.
+/// A state of `rig-seq`'s alternation of joints and weights, kept while it is the best so far
+/// (the fitter holds that state's skeleton and skin).
 struct Snapshot {
-    skeleton: Skeleton,
-    skin: Skin,
     fitter: PoseFitter,
     fitted: Vec<FittedPose>,
     /// `(RMSE, max, RMSE per frame)`, as `rmse_of` gives them.
@@ -648,6 +644,27 @@ fn fit_frames(
         bar.inc(1);
     }
     Ok(fitted.into_iter().flatten().collect())
+}
+
+/// Free bones fitted to every frame (each from its `previous` fit when given, else outward from
+/// the anchor), then the rig with every joint moved to the pivot they show
+/// ([`PoseFitter::with_pivots`]): its fitter, and per frame the free bones made connected for it
+/// (starts for its fits).
+fn placed_at_pivots(
+    fitter: &PoseFitter,
+    source: &dyn FrameSource,
+    anchor: usize,
+    previous: Option<&[FittedPose]>,
+    options: &FitOptions,
+    pull: f64,
+    bar: &ProgressBar,
+) -> Result<(PoseFitter, Vec<Vec<Rigid>>), SeqError> {
+    let free = FitOptions { free: true, ..*options };
+    let loose = fit_frames(fitter, source, anchor, previous, &[], &free, bar)?;
+    let poses: Vec<Vec<Rigid>> = loose.into_iter().map(|p| p.skinning).collect();
+    let (_, moved) = fitter.with_pivots(&poses, pull)?;
+    let starts = poses.iter().map(|p| moved.connected(p)).collect();
+    Ok((moved, starts))
 }
 
 /// `(RMSE, max, RMSE per frame)` of the fitted poses against the frames, in normalised units.

@@ -105,6 +105,8 @@ pub struct PoseFitter {
     joint_bind: Vec<DVec3>,
     /// Joints never moved nor given weight by [`PoseFitter::reweighted`].
     fixed: Vec<bool>,
+    /// Per vertex: the blocks (indices into `blocks`) that move it, in block order.
+    moved_by: Vec<Vec<usize>>,
     skin: Skin,
 }
 
@@ -115,6 +117,17 @@ struct Block {
     /// In the subtree, per joint.
     in_subtree: Vec<bool>,
     vertices: Vec<usize>,
+}
+
+impl Block {
+    /// Apply `g` after the skinning map of every joint of the subtree: the block's motion.
+    fn moved(&self, g: &Rigid, skinning: &mut [Rigid]) {
+        for (k, inside) in self.in_subtree.iter().enumerate() {
+            if *inside {
+                skinning[k] = g.after(&skinning[k]);
+            }
+        }
+    }
 }
 
 impl PoseFitter {
@@ -179,6 +192,12 @@ impl PoseFitter {
                 vertices,
             });
         }
+        let mut moved_by: Vec<Vec<usize>> = vec![Vec::new(); rest.len()];
+        for (b, block) in blocks.iter().enumerate() {
+            for &v in &block.vertices {
+                moved_by[v].push(b);
+            }
+        }
         let joint_bind = skeleton
             .bind_world()
             .iter()
@@ -191,6 +210,7 @@ impl PoseFitter {
             blocks,
             joint_bind,
             fixed: fixed.to_vec(),
+            moved_by,
             skin: skin.clone(),
         })
     }
@@ -219,6 +239,24 @@ impl PoseFitter {
             };
         }
         out
+    }
+
+    /// Vertex `v`'s skinned position split for `block`: the part blended from the block's
+    /// subtree under `skinning` (`B_v`) and that part's weight (`s_v`).
+    fn subtree_share(&self, block: &Block, v: usize, skinning: &[Rigid]) -> (DVec3, f64) {
+        let (mut b, mut w) = (DVec3::ZERO, 0.0);
+        for &(k, wk) in &self.rows[v] {
+            if block.in_subtree[k] {
+                b += skinning[k].apply(self.rest[v]) * wk;
+                w += wk;
+            }
+        }
+        (b, w)
+    }
+
+    /// The skin it fits with.
+    pub fn skin(&self) -> &Skin {
+        &self.skin
     }
 
     /// Joints of the rig.
@@ -280,26 +318,14 @@ impl PoseFitter {
             for block in &self.blocks {
                 // Split each moved vertex into the subtree's share and the rest.
                 for &v in &block.vertices {
-                    let (mut b, mut w) = (DVec3::ZERO, 0.0);
-                    for &(k, wk) in &self.rows[v] {
-                        if block.in_subtree[k] {
-                            b += s[k].apply(self.rest[v]) * wk;
-                            w += wk;
-                        }
-                    }
-                    b_part[v] = b;
-                    s_part[v] = w;
+                    (b_part[v], s_part[v]) = self.subtree_share(block, v, &s);
                 }
                 let pivot = s[block.joint].apply(self.joint_bind[block.joint]);
                 let g = solve_block(block, options.free, &b_part, &s_part, &x, &y, pivot);
                 if g == Rigid::IDENTITY {
                     continue;
                 }
-                for (k, inside) in block.in_subtree.iter().enumerate() {
-                    if *inside {
-                        s[k] = g.after(&s[k]);
-                    }
-                }
+                block.moved(&g, &mut s);
                 for &v in &block.vertices {
                     let a = x[v] - b_part[v];
                     x[v] = a + g.r * b_part[v] + g.t * s_part[v];
@@ -341,13 +367,6 @@ impl PoseFitter {
         if count == 0 {
             return (s, error);
         }
-        // Per vertex: the blocks that move it.
-        let mut moved_by: Vec<Vec<usize>> = vec![Vec::new(); self.rest.len()];
-        for (b, block) in self.blocks.iter().enumerate() {
-            for &v in &block.vertices {
-                moved_by[v].push(b);
-            }
-        }
         let mut lambda = 1e-3;
         let mut x = self.skinned(&s);
         let mut h = vec![0.0f64; count * count];
@@ -362,7 +381,7 @@ impl PoseFitter {
                 .iter()
                 .map(|b| s[b.joint].apply(self.joint_bind[b.joint]))
                 .collect();
-            for (v, blocks) in moved_by.iter().enumerate() {
+            for (v, blocks) in self.moved_by.iter().enumerate() {
                 if blocks.is_empty() {
                     continue;
                 }
@@ -370,13 +389,7 @@ impl PoseFitter {
                 columns.clear();
                 for &b in blocks {
                     let block = &self.blocks[b];
-                    let (mut bv, mut sv) = (DVec3::ZERO, 0.0);
-                    for &(k, w) in &self.rows[v] {
-                        if block.in_subtree[k] {
-                            bv += s[k].apply(self.rest[v]) * w;
-                            sv += w;
-                        }
-                    }
+                    let (bv, sv) = self.subtree_share(block, v, &s);
                     // δθ × u = −[u]× δθ.
                     let u = bv - pivots[b] * sv;
                     let jr = -skew(u);
@@ -435,11 +448,7 @@ impl PoseFitter {
                         r,
                         t: pivots[b] - r * pivots[b] + t,
                     };
-                    for (k, inside) in block.in_subtree.iter().enumerate() {
-                        if *inside {
-                            next[k] = gmap.after(&next[k]);
-                        }
-                    }
+                    block.moved(&gmap, &mut next);
                 }
                 let nx = self.skinned(&next);
                 let ne = squared_distance(&nx, y);
