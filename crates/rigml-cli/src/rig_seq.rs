@@ -23,6 +23,8 @@ use std::fmt::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
+mod anchor;
+
 /// Rig a mesh sequence: named skeleton and one skin on the anchor frame, a clip that replays it.
 #[derive(clap::Args)]
 #[command(after_help = "\
@@ -30,10 +32,13 @@ SEQ is a folder of OBJ frames with one topology (frame files in natural order; a
 beside them is ignored), an Alembic (Ogawa) mesh cache .abc, or a skinned .glb/.gltf/.fbx whose
 clip is baked to frames with its own skin (its own rig is then used only by --truth).
 
-The anchor frame (largest surface area; --anchor picks another, --rest rigs a rest mesh given
-beside the frames instead: the same vertices in the same order, checked by the frames' edge
-lengths) is rigged as `rigml rig` rigs a mesh: the skeleton is placed by
---template and skinned once by --skin. A standing humanoid (feet down, arms out) gets Mixamo
+The anchor frame is rigged as `rigml rig` rigs a mesh: the skeleton is placed by --template and
+skinned once by --skin. The placer reads limbs from the shape, so up to --anchor-tries frames
+(the largest-area frame, then frames far apart in pose) are each rigged and fitted once, and
+another frame replaces the largest only when its rig replays the sequence clearly closer (a cat
+curled up in its largest frame, front legs together); --anchor names one, --rest rigs a rest mesh
+given beside the frames instead (the same vertices in the same order, checked by the frames'
+edge lengths). A standing humanoid (feet down, arms out) gets Mixamo
 names and can be retargeted; when the largest frame is not one (a walk's stride), --template
 humanoid rigs the largest frame that is (a capture's T-pose). Other rigs' joints then move to the
 pivots the sequence turns them about (--keep-joints leaves them; a humanoid's stay, for
@@ -81,6 +86,15 @@ pub struct Args {
     /// largest that is a standing humanoid when that one is not).
     #[arg(long, value_name = "FRAME", conflicts_with = "rest")]
     pub anchor: Option<usize>,
+    /// Frames tried as the anchor when none is given: each is rigged and fitted once (the first
+    /// placing of the joints, on at most 16 frames spread over the sequence); the largest-area
+    /// frame is tried first and kept unless another frame's rig replays them clearly closer
+    /// (under 2/3 of its error); the others are each the frame farthest in pose from those
+    /// already tried. 1 rigs the largest-area frame.
+    /// Not with --template humanoid, nor with detect when the largest frame is a standing
+    /// humanoid (rigged as one, for retargeting).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub anchor_tries: u16,
     /// Rig this mesh instead of a frame: the same vertices in a rest pose (a capture's T-pose, a
     /// sequence's reference.obj); every frame is then fitted from it.
     #[arg(long, value_name = "MESH", conflicts_with = "truth")]
@@ -196,10 +210,28 @@ pub fn run(args: &Args) -> Result<String> {
         None => None,
     };
     // The frame rigged (with --rest, none: the fits start at the largest frame).
-    let (anchor, anchor_rule) = match &rest_mesh {
-        Some(_) => (largest, "the --rest mesh"),
-        None => choose_anchor(args, source, largest).map_err(|e| in_file(&e))?,
+    let solve_options = SolveOptions {
+        max_influences: usize::from(args.max_influences),
+        ..SolveOptions::default()
     };
+    let fit_options = FitOptions {
+        sweeps: usize::from(args.sweeps),
+        joint_steps: usize::from(args.joint_steps),
+        ..FitOptions::default()
+    };
+    let trial_tools = anchor::TrialTools {
+        placer: placer.as_ref(),
+        solver: solver.as_ref(),
+        solve_options: &solve_options,
+        fit_options: &fit_options,
+        scale: normalisation.scale,
+    };
+    let trials_started = Instant::now();
+    let (anchor, anchor_rule, trials) = match &rest_mesh {
+        Some(_) => (largest, "the --rest mesh", Vec::new()),
+        None => anchor::choose_anchor(args, source, largest, &trial_tools).map_err(|e| in_file(&e))?,
+    };
+    let trials_s = trials_started.elapsed().as_secs_f64();
     let anchor_positions = match &rest_mesh {
         Some(mesh) => mesh.positions.clone(),
         None if anchor == largest => largest_positions,
@@ -244,10 +276,6 @@ pub fn run(args: &Args) -> Result<String> {
     bar.enable_steady_tick(std::time::Duration::from_millis(120));
     bar.set_message(format!("rigging {rigged_label} ({}, {})", placer.name(), solver.name()));
     let rig_started = Instant::now();
-    let solve_options = SolveOptions {
-        max_influences: usize::from(args.max_influences),
-        ..SolveOptions::default()
-    };
     let rigged = rigml_rig::rig_with_progress(
         &name,
         mesh,
@@ -274,11 +302,6 @@ pub fn run(args: &Args) -> Result<String> {
 
     let joints = character.skeleton.joint_count();
     let fit_started = Instant::now();
-    let fit_options = FitOptions {
-        sweeps: usize::from(args.sweeps),
-        joint_steps: usize::from(args.joint_steps),
-        ..FitOptions::default()
-    };
     let weight_options = WeightOptions {
         max_influences: usize::from(args.max_influences),
         prior: args.weight_prior,
@@ -449,6 +472,10 @@ pub fn run(args: &Args) -> Result<String> {
             "anchor_frame": rigged_frame,
             "anchor_rule": anchor_rule,
             "largest_area_frame": largest,
+            "anchor_trials": trials.iter().map(|t| match &t.rmse {
+                Ok(e) => json!({"frame": t.frame, "joints": t.joints, "rmse": e}),
+                Err(why) => json!({"frame": t.frame, "error": why}),
+            }).collect::<Vec<_>>(),
             "template": template,
             "skin": solver.name(),
             "joints": joints,
@@ -467,6 +494,7 @@ pub fn run(args: &Args) -> Result<String> {
             "fps": fps,
             "seconds": {
                 "load": load_s,
+                "anchor_trials": trials_s,
                 "rig": rig_s,
                 "fit": fit_s,
                 "write": write_s,
@@ -496,6 +524,20 @@ pub fn run(args: &Args) -> Result<String> {
         args.input.display(),
         anchor_positions.len()
     );
+    if !trials.is_empty() {
+        let tried: Vec<String> = trials
+            .iter()
+            .map(|t| match &t.rmse {
+                Ok(e) => format!("{} ({} joints, {e:.2e})", t.frame, t.joints),
+                Err(_) => format!("{} (could not be rigged)", t.frame),
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  anchor: frames tried (first-fit RMSE): {}, in {trials_s:.2} s",
+            tried.join(", ")
+        );
+    }
     let _ = writeln!(
         out,
         "  rig: {joints} joints ({template}, {weighted} weighted), {} skin, in {rig_s:.2} s",
@@ -533,61 +575,6 @@ struct Snapshot {
     fitted: Vec<FittedPose>,
     /// `(RMSE, max, RMSE per frame)`, as `rmse_of` gives them.
     error: (f64, f64, Vec<f64>),
-}
-
-/// Frames tried, by area, for a standing humanoid when the largest is not one.
-const HUMANOID_TRIES: usize = 32;
-
-/// The frame to rig and why: `--anchor`, else the largest-area frame; for the humanoid
-/// template, when that frame is not a standing humanoid (a walk's stride), the largest of the
-/// [`HUMANOID_TRIES`] largest frames that is one (a capture's T-pose).
-fn choose_anchor(args: &Args, source: &dyn FrameSource, largest: usize) -> Result<(usize, &'static str)> {
-    let frames = source.frame_count();
-    if let Some(f) = args.anchor {
-        if f >= frames {
-            bail!(
-                "--anchor {f}: the sequence has {frames} frames (0 to {})",
-                frames.saturating_sub(1)
-            );
-        }
-        return Ok((f, "given by --anchor"));
-    }
-    // Only when asked for: the detector, tried on many frames of a quadruped's run, finds a
-    // "standing humanoid" in some (measured on the fox's walk and survey).
-    if args.choice.template != "humanoid" {
-        return Ok((largest, "largest area"));
-    }
-    let mesh_of = |f: usize| -> Result<Mesh> {
-        let mut positions = Vec::new();
-        source.read_frame(f, &mut positions)?;
-        Ok(Mesh {
-            positions,
-            triangles: source.triangles().to_vec(),
-            ..Mesh::default()
-        })
-    };
-    let standing =
-        |f: usize| -> Result<bool> { Ok(rigml_rig::looks_humanoid(&mesh_of(f)?).is_ok_and(|c| c.is_humanoid())) };
-    if standing(largest)? {
-        return Ok((largest, "largest area"));
-    }
-    let mut by_area: Vec<(usize, f64)> = Vec::with_capacity(frames);
-    let mut frame = Vec::new();
-    for f in 0..frames {
-        source.read_frame(f, &mut frame)?;
-        by_area.push((f, rigml_seq::source::total_area(&frame, source.triangles())));
-    }
-    by_area.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    for &(f, _) in by_area.iter().filter(|(f, _)| *f != largest).take(HUMANOID_TRIES - 1) {
-        if standing(f)? {
-            return Ok((f, "largest area that is a standing humanoid"));
-        }
-    }
-    bail!(
-        "none of the {} largest frames is a standing humanoid (feet down, arms out); give the frame \
-         to rig with --anchor or a rest mesh with --rest, or use --template auto",
-        HUMANOID_TRIES.min(frames)
-    )
 }
 
 /// Fit every frame: outward from the anchor, each frame starting from its neighbour's pose and

@@ -565,8 +565,8 @@ fn inspect_gives_the_world_size_of_a_character_whose_armature_is_scaled() {
     assert!(stdout(&o).contains("bind-pose size 0.0130"), "{}", stdout(&o));
 }
 
-/// Float flags outside their meaning (a negative pull, a zero cutoff or frame rate, a share
-/// above 1, NaN) are refused by the argument parser: exit status 2, the flag named, nothing
+/// Number flags outside their meaning (a negative pull, a zero cutoff or frame rate, a share
+/// above 1, NaN, zero placings of the joints, thousands of joint steps) are refused by the argument parser: exit status 2, the flag named, nothing
 /// read or written. The input paths need not exist: parsing comes first.
 #[test]
 fn float_flags_outside_their_range_are_refused_before_any_work() {
@@ -575,6 +575,9 @@ fn float_flags_outside_their_range_are_refused_before_any_work() {
         &["rig-seq", "seq", "-o", "out.glb", "--weight-prior=-1"],
         &["rig-seq", "seq", "-o", "out.glb", "--pivot-pull", "nan"],
         &["rig-seq", "seq", "-o", "out.glb", "--fps", "0"],
+        &["rig-seq", "seq", "-o", "out.glb", "--pivot-rounds", "0"],
+        &["rig-seq", "seq", "-o", "out.glb", "--joint-steps", "5000"],
+        &["rig-seq", "seq", "-o", "out.glb", "--sweeps", "0"],
         &["decompose", "seq", "-o", "out.glb", "--fps=-24"],
         &["decompose", "seq", "-o", "out.glb", "--smoothness", "inf"],
         &["eval-motion", "--split", "val", "--root-cutoff", "0"],
