@@ -38,9 +38,9 @@ skinned once by --skin. The placer reads limbs from the shape, so up to --anchor
 another frame replaces the largest only when its rig replays the sequence clearly closer (a cat
 curled up in its largest frame, front legs together); --anchor names one, --rest rigs a rest mesh
 given beside the frames instead (the same vertices in the same order, checked by the frames'
-edge lengths). A standing humanoid (feet down, arms out) gets Mixamo
-names and can be retargeted; when the largest frame is not one (a walk's stride), --template
-humanoid rigs the largest frame that is (a capture's T-pose). Other rigs' joints then move to the
+edge lengths). A standing humanoid (feet down, arms out) gets Mixamo names and can be
+retargeted; when the largest frame is not one (a walk's stride), --template humanoid rigs the
+largest frame that is (a capture's T-pose). Other rigs' joints then move to the
 pivots the sequence turns them about (--keep-joints leaves them; a humanoid's stay, for
 retargeting). Each frame is matched by posing that rig: joint rotations about the joints (the
 bones keep their lengths) and a translation of the body root, by sweeps of weighted Procrustes
@@ -82,8 +82,9 @@ pub struct Args {
     /// Most Levenberg–Marquardt steps over all joints at once after each frame's sweeps.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=1000))]
     pub joint_steps: u16,
-    /// The frame to rig (default: the frame of largest area; with --template humanoid, the
-    /// largest that is a standing humanoid when that one is not).
+    /// The frame to rig (default: the frame of largest area, or a frame tried by
+    /// --anchor-tries whose rig replays the sequence clearly closer; with --template humanoid,
+    /// the largest that is a standing humanoid when that one is not).
     #[arg(long, value_name = "FRAME", conflicts_with = "rest")]
     pub anchor: Option<usize>,
     /// Frames tried as the anchor when none is given: each is rigged and fitted once (the first
@@ -209,7 +210,6 @@ pub fn run(args: &Args) -> Result<String> {
         }
         None => None,
     };
-    // The frame rigged (with --rest, none: the fits start at the largest frame).
     let solve_options = SolveOptions {
         max_influences: usize::from(args.max_influences),
         ..SolveOptions::default()
@@ -227,6 +227,7 @@ pub fn run(args: &Args) -> Result<String> {
         scale: normalisation.scale,
     };
     let trials_started = Instant::now();
+    // The frame rigged (with --rest, none: the fits start at the largest frame).
     let (anchor, anchor_rule, trials) = match &rest_mesh {
         Some(_) => (largest, "the --rest mesh", Vec::new()),
         None => anchor::choose_anchor(args, source, largest, &trial_tools).map_err(|e| in_file(&e))?,
