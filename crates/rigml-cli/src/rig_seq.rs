@@ -88,7 +88,8 @@ pub struct Args {
     #[arg(long, value_name = "FRAME", conflicts_with = "rest")]
     pub anchor: Option<usize>,
     /// Frames tried as the anchor when none is given: each is rigged and fitted once (the first
-    /// placing of the joints, on at most 16 frames spread over the sequence); the largest-area
+    /// placing of the joints, on every frame of a sequence of up to 16, else on 16 spread over
+    /// it with the tried ones among them, more when more than 14 are tried); the largest-area
     /// frame is tried first and kept unless another frame's rig replays them clearly closer
     /// (under 2/3 of its error); the others are each the frame farthest in pose from those
     /// already tried. 1 rigs the largest-area frame.

@@ -22,8 +22,9 @@ use rigml_skin::SolveOptions;
 /// Frames tried, by area, for a standing humanoid when the largest is not one.
 const HUMANOID_TRIES: usize = 32;
 
-/// Most frames of the sequence a trial fits (the candidates among them): a trial ranks
-/// candidates, it need not replay every frame of a long capture.
+/// Frames of the sequence a trial fits (the candidates among them; more only when more
+/// candidates are tried): a trial ranks candidates, it need not replay every frame of a long
+/// capture.
 const TRIAL_FRAMES: usize = 16;
 
 /// Most sweeps per frame in a trial's fits: on the cat's and the lion's 8 trials, 10 sweeps
@@ -277,7 +278,8 @@ pub(super) fn spread_frames(source: &dyn FrameSource, first: usize, count: usize
 }
 
 /// The frames a trial fits, in order: every frame of a short sequence, else the candidates and
-/// evenly spaced frames up to [`TRIAL_FRAMES`] in all (the candidates always among them).
+/// evenly spaced frames, [`TRIAL_FRAMES`] in all while the candidates are fewer than
+/// `TRIAL_FRAMES - 1`, else the candidates and two more (first and last frame at least).
 fn trial_frames(frames: usize, candidates: &[usize]) -> Vec<usize> {
     if frames <= TRIAL_FRAMES {
         return (0..frames).collect();
