@@ -21,9 +21,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Real characters converted to GLB: GLB and FBX sources, clips, several part meshes, rigid
-/// parts hanging from bones, node scales; and three whose FBX Blender once showed wrong: bind
+/// parts hanging from bones, node scales; and four whose FBX Blender once showed wrong: bind
 /// matrices scaled ×3 under a ×300 armature (T-Rex), two parts bound at different scales
-/// (Cowboy), vertices without influence (wasp).
+/// (Cowboy), vertices without influence (wasp), hips keyed straight above the root, which
+/// Blender's importer connects to the root unless the writer turns the root's frame (KayKit's
+/// Rig_Medium).
 const CONVERTED: &[&str] = &[
     "khronos-fox",
     "kaykit2-knight-fbx",
@@ -33,6 +35,7 @@ const CONVERTED: &[&str] = &[
     "quaternius-dinosaurs-trex",
     "quaternius-cowboy-pack-cowboy",
     "quaternius-easy-enemies-wasp",
+    "kaykit-rig-medium-general",
 ];
 
 fn rigml(args: &[&std::ffi::OsStr]) {

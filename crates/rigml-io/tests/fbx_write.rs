@@ -138,8 +138,15 @@ fn compare(id: &str, c: &Character, back: &Character) -> Result<String, String> 
     if worst_pose > 1e-4 {
         return Err(format!("{id}: posed vertices differ by {worst_pose:.2e} of the size"));
     }
+    // Joints whose rest rotation the writer re-expressed: the frames it turned so that Blender
+    // does not connect a moving child, and those children.
+    let turned = rebound.as_ref().map_or(0, |r| {
+        (0..r.skeleton.joint_count())
+            .filter(|&j| r.skeleton.rest_local[j].rotation != c.skeleton.rest_local[j].rotation)
+            .count()
+    });
     Ok(format!(
-        "{id}: moved {moved:.1e}, weights {worst_weight:.1e}, posed {worst_pose:.1e}"
+        "{id}: moved {moved:.1e}, weights {worst_weight:.1e}, posed {worst_pose:.1e}, rotations re-expressed {turned}"
     ))
 }
 

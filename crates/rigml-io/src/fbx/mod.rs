@@ -42,6 +42,7 @@ mod anim;
 mod binary;
 mod mesh;
 mod skeleton;
+pub mod unconnected;
 pub mod write;
 
 pub use write::to_fbx;

@@ -15,6 +15,10 @@
 //!   matrix carries one uniform scale other than that of the node the skeleton hangs under,
 //!   the mesh is re-expressed so that they do not (`bind_scale_matched`): Blender's bones hold
 //!   no scale.
+//! - **joint frames**: as the rest pose gives them, except that a joint whose child Blender's
+//!   importer would connect (the child on the joint's Y axis at the bone's length) while a clip
+//!   moves that child is turned a quarter turn, its children re-expressed (exact; see
+//!   [`children_unconnected`](super::unconnected::children_unconnected)).
 //! - **skin**: per mesh part a Skin deformer with one Cluster per joint that weights the part:
 //!   `Indexes`/`Weights`, `TransformLink` = the joint's bind matrix (inverse of
 //!   [`Skeleton::inverse_bind`](rigml_core::Skeleton)) and `Transform` = its inverse (the mesh
@@ -127,14 +131,17 @@ pub fn bound_at_rest(c: &Character) -> Option<Character> {
 
 /// The character as the writer stores it, when that differs from `c`: re-bound in its rest
 /// pose ([`bound_at_rest`]), then its mesh re-expressed so that the bind matrices carry the
-/// scale of the node the skeleton hangs under ([`bind_scale_matched`]). Each step changes the
-/// stored vertices and bind matrices, never a posed vertex.
+/// scale of the node the skeleton hangs under ([`bind_scale_matched`]), then the frame of each
+/// joint turned that Blender would connect to a moving child
+/// ([`children_unconnected`](super::unconnected::children_unconnected)). Each step changes the
+/// stored vertices, bind matrices or joint frames, never a posed vertex.
 pub fn as_written(c: &Character) -> Option<Character> {
     let unit = f64::from(lifted_scale(c).unwrap_or(1.0));
-    match bound_at_rest(c) {
+    let rescaled = match bound_at_rest(c) {
         Some(r) => Some(bind_scale_matched(&r, unit).unwrap_or(r)),
         None => bind_scale_matched(c, unit),
-    }
+    };
+    super::unconnected::children_unconnected(rescaled.as_ref().unwrap_or(c)).or(rescaled)
 }
 
 /// The character with each mesh part's space scaled so that the bind matrices of the joints
