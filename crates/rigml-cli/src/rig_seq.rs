@@ -94,8 +94,10 @@ pub struct Args {
     /// (under 2/3 of its error); the others are each the frame farthest in pose from those
     /// already tried. 1 rigs the largest-area frame.
     /// Not with --template humanoid, nor with detect when the largest frame is a standing
-    /// humanoid (rigged as one, for retargeting).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    /// humanoid (rigged as one, for retargeting). Refused with --anchor or --rest, which say
+    /// what to rig.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64),
+          conflicts_with_all = ["anchor", "rest"])]
     pub anchor_tries: u16,
     /// Rig this mesh instead of a frame: the same vertices in a rest pose (a capture's T-pose, a
     /// sequence's reference.obj); every frame is then fitted from it.

@@ -566,8 +566,9 @@ fn inspect_gives_the_world_size_of_a_character_whose_armature_is_scaled() {
 }
 
 /// Number flags outside their meaning (a negative pull, a zero cutoff or frame rate, a share
-/// above 1, NaN, zero placings of the joints, thousands of joint steps) are refused by the argument parser: exit status 2, the flag named, nothing
-/// read or written. The input paths need not exist: parsing comes first.
+/// above 1, NaN, zero placings of the joints, thousands of joint steps), and anchor trials asked
+/// for with the anchor or a rest mesh given, are refused by the argument parser: exit status 2,
+/// the flag named, nothing read or written. The input paths need not exist: parsing comes first.
 #[test]
 fn float_flags_outside_their_range_are_refused_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
@@ -578,6 +579,27 @@ fn float_flags_outside_their_range_are_refused_before_any_work() {
         &["rig-seq", "seq", "-o", "out.glb", "--pivot-rounds", "0"],
         &["rig-seq", "seq", "-o", "out.glb", "--joint-steps", "5000"],
         &["rig-seq", "seq", "-o", "out.glb", "--sweeps", "0"],
+        // Frames to try as the anchor when the anchor, or a rest mesh, is given.
+        &[
+            "rig-seq",
+            "seq",
+            "-o",
+            "out.glb",
+            "--anchor",
+            "3",
+            "--anchor-tries",
+            "4",
+        ],
+        &[
+            "rig-seq",
+            "seq",
+            "-o",
+            "out.glb",
+            "--rest",
+            "t.obj",
+            "--anchor-tries",
+            "4",
+        ],
         &["decompose", "seq", "-o", "out.glb", "--fps=-24"],
         &["decompose", "seq", "-o", "out.glb", "--smoothness", "inf"],
         &["eval-motion", "--split", "val", "--root-cutoff", "0"],
