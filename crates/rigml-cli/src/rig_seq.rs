@@ -124,7 +124,7 @@ pub struct Args {
     /// later rounds read the pivots from free bones fitted with the refitted skin, and stop once
     /// a round does not lower the error. Joints and skin improve each other: see
     /// docs/experiments/2026-11-27-rig-seq.md.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=100))]
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=100))]
     pub pivot_rounds: u16,
     #[command(flatten)]
     pub bake: BakeArgs,
@@ -447,17 +447,30 @@ pub fn run(args: &Args) -> Result<String> {
                 .collect();
             let positions = character.skeleton.bind_positions();
             let recovered_joints: Vec<Vec3> = moving.iter().map(|&j| positions[j]).collect();
-            Some(
-                compare_with_truth(
-                    original,
-                    baked,
-                    anchor,
-                    &recovered,
-                    &recovered_joints,
-                    normalisation.scale,
-                )
-                .with_context(|| format!("{}: --truth", args.input.display()))?,
+            let t = compare_with_truth(
+                original,
+                baked,
+                anchor,
+                &recovered,
+                &recovered_joints,
+                normalisation.scale,
             )
+            .with_context(|| format!("{}: --truth", args.input.display()))?;
+            // Each matched pair by name, largest rotation error first.
+            let mut per_joint: Vec<(String, String, f64)> = t
+                .pairs
+                .iter()
+                .zip(&t.rotation_deg_per_pair)
+                .map(|(&(j, b), &deg)| {
+                    (
+                        original.skeleton.names[j].clone(),
+                        character.skeleton.names[moving[b]].clone(),
+                        deg,
+                    )
+                })
+                .collect();
+            per_joint.sort_by(|a, b| b.2.total_cmp(&a.2));
+            Some((t, per_joint))
         }
         _ => None,
     };
@@ -505,7 +518,7 @@ pub fn run(args: &Args) -> Result<String> {
                 "total": total_s,
             },
         });
-        if let (Some(t), Some(obj)) = (&truth, value.as_object_mut()) {
+        if let (Some((t, per_joint)), Some(obj)) = (&truth, value.as_object_mut()) {
             obj.insert(
                 "truth".into(),
                 json!({
@@ -516,6 +529,10 @@ pub fn run(args: &Args) -> Result<String> {
                     "rotation_deg_mean": t.rotation_deg_mean,
                     "rotation_deg_median": t.rotation_deg_median,
                     "joint_position_error_mean": t.joint_position_error_mean,
+                    "per_joint": per_joint
+                        .iter()
+                        .map(|(joint, fitted, deg)| json!({"joint": joint, "fitted": fitted, "rotation_deg": deg}))
+                        .collect::<Vec<_>>(),
                 }),
             );
         }
@@ -554,7 +571,7 @@ pub fn run(args: &Args) -> Result<String> {
         fitter.moving_joints().len(),
         sweeps_mean
     );
-    if let Some(t) = &truth {
+    if let Some((t, _)) = &truth {
         let _ = writeln!(
             out,
             "  truth: {} weighted joints vs {} fitted, {} matched: rotation {:.2}° mean ({:.2}° median), \

@@ -25,6 +25,9 @@ pub struct BoneMatch {
     pub rotation_deg_mean: f64,
     /// Median over matched pairs of the per-pair mean rotation error, degrees.
     pub rotation_deg_median: f64,
+    /// Per pair (in the order of `pairs`): its mean rotation error over the frames, degrees.
+    /// Where the mean and the median part, these say which joints carry the error.
+    pub rotation_deg_per_pair: Vec<f64>,
     /// Mean distance between matched true and recovered joint positions in the anchor frame
     /// (normalised units); `None` without recovered joint positions.
     pub joint_position_error_mean: Option<f64>,
@@ -72,8 +75,9 @@ pub fn match_bones(
     }
     let count = pairs.len() as f64;
     let point_error_mean = pairs.iter().map(|&(row, _, b)| point[row * bones + b]).sum::<f64>() / count;
-    let mut angles: Vec<f64> = pairs.iter().map(|&(row, _, b)| angle[row * bones + b]).collect();
-    let rotation_deg_mean = angles.iter().sum::<f64>() / count;
+    let rotation_deg_per_pair: Vec<f64> = pairs.iter().map(|&(row, _, b)| angle[row * bones + b]).collect();
+    let rotation_deg_mean = rotation_deg_per_pair.iter().sum::<f64>() / count;
+    let mut angles = rotation_deg_per_pair.clone();
     angles.sort_by(f64::total_cmp);
     let rotation_deg_median = angles[angles.len() / 2];
     let joint_position_error_mean = recovered_joints.map(|rj| {
@@ -90,6 +94,7 @@ pub fn match_bones(
         point_error_mean,
         rotation_deg_mean,
         rotation_deg_median,
+        rotation_deg_per_pair,
         joint_position_error_mean,
     })
 }
@@ -120,6 +125,8 @@ mod tests {
         let rotated: Vec<Vec<Mat4>> = (0..4).map(|f| vec![m0(f) * Mat4::from_rotation_x(1.5707964)]).collect();
         let got = match_bones(&truth, &rotated, &[0], &probes, None, 1.0).unwrap();
         assert!((got.rotation_deg_mean - 90.0).abs() < 1e-2, "{got:?}");
+        assert_eq!(got.rotation_deg_per_pair.len(), 1);
+        assert!((got.rotation_deg_per_pair[0] - 90.0).abs() < 1e-2, "{got:?}");
         assert!(got.point_error_mean < 1e-6);
         assert!(match_bones(&truth, &recovered[..2], &[0], &probes, None, 1.0).is_none());
     }

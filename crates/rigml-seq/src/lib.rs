@@ -5,6 +5,7 @@
 //!
 //! Frames are read through [`FrameSource`], so a long sequence can be streamed from disk.
 
+mod block_moments;
 pub mod consistent;
 pub mod decompose;
 pub mod math;

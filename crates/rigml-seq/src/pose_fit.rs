@@ -15,9 +15,12 @@
 //! takes a translation. Sweeps go from the root outward, which is the classic initialisation
 //! (per-bone Procrustes from the root, joints kept connected) repeated until it stalls.
 //!
-//! Cost per sweep: each vertex is visited once per ancestor of its joints (O(V · depth)).
+//! Cost per sweep: each block's solve comes from moments (`block_moments`): per joint of its
+//! subtree and per joint pair across the subtree's boundary, not per vertex; the sweep then
+//! reskins the mesh once for its error (O(V · influences)). The moments of a frame's target
+//! cost one pass over the vertices per fit.
 
-use crate::math::horn_rotation;
+use crate::block_moments::{BlockMoments, FrameMoments};
 use crate::SeqError;
 use glam::{DQuat, DVec3, Mat4, Vec3};
 use rayon::prelude::*;
@@ -117,6 +120,8 @@ struct Block {
     /// In the subtree, per joint.
     in_subtree: Vec<bool>,
     vertices: Vec<usize>,
+    /// The sweep's solve without the vertices.
+    moments: BlockMoments,
 }
 
 impl Block {
@@ -165,6 +170,7 @@ impl PoseFitter {
                     .collect()
             })
             .collect();
+        let rest_d: Vec<DVec3> = rest.iter().map(|p| p.as_dvec3()).collect();
         let mut blocks = Vec::new();
         for &j in &order {
             if fixed[j] {
@@ -185,9 +191,11 @@ impl PoseFitter {
                 }
                 above = skeleton.parents[p];
             }
+            let rest_d: &[DVec3] = &rest_d;
             blocks.push(Block {
                 joint: j,
                 translates,
+                moments: BlockMoments::new(&vertices, &rows, rest_d, &in_subtree[j]),
                 in_subtree: in_subtree[j].clone(),
                 vertices,
             });
@@ -205,7 +213,7 @@ impl PoseFitter {
             .collect();
         Ok(PoseFitter {
             skeleton: skeleton.clone(),
-            rest: rest.iter().map(|p| p.as_dvec3()).collect(),
+            rest: rest_d,
             rows,
             blocks,
             joint_bind,
@@ -311,27 +319,24 @@ impl PoseFitter {
         let mut x = self.skinned(&s);
         let mut error = squared_distance(&x, &y);
         let mut sweeps = 0;
-        let mut b_part = vec![DVec3::ZERO; self.rest.len()];
-        let mut s_part = vec![0.0f64; self.rest.len()];
+        let frame = FrameMoments::new(&self.rows, &self.rest, &y, s.len());
+        let mut rotations: Vec<glam::DMat3> = s.iter().map(|m| glam::DMat3::from_quat(m.r)).collect();
         while sweeps < options.sweeps {
             sweeps += 1;
             for block in &self.blocks {
-                // Split each moved vertex into the subtree's share and the rest.
-                for &v in &block.vertices {
-                    (b_part[v], s_part[v]) = self.subtree_share(block, v, &s);
-                }
                 let pivot = s[block.joint].apply(self.joint_bind[block.joint]);
-                let g = solve_block(block, options.free, &b_part, &s_part, &x, &y, pivot);
+                let centred = block.translates || options.free;
+                let g = block.moments.solve(&frame, &s, &rotations, centred, pivot);
                 if g == Rigid::IDENTITY {
                     continue;
                 }
                 block.moved(&g, &mut s);
-                for &v in &block.vertices {
-                    let a = x[v] - b_part[v];
-                    x[v] = a + g.r * b_part[v] + g.t * s_part[v];
+                for (k, inside) in block.in_subtree.iter().enumerate() {
+                    if *inside {
+                        rotations[k] = glam::DMat3::from_quat(s[k].r);
+                    }
                 }
             }
-            // Recompute from scratch: no drift from the incremental updates.
             x = self.skinned(&s);
             let next = squared_distance(&x, &y);
             let gain = error - next;
@@ -685,57 +690,6 @@ impl PoseFitter {
     }
 }
 
-/// The best rigid motion of one block (rotation about `pivot`, plus a translation when the block
-/// translates), minimising `Σ_v |x_v − B_v + R B_v + s_v t − y_v|²` over its vertices.
-fn solve_block(block: &Block, free: bool, b: &[DVec3], s: &[f64], x: &[DVec3], y: &[DVec3], pivot: DVec3) -> Rigid {
-    // Per vertex, with weight ω = s²: moved point u = B/s, its target z = (y − A)/s.
-    let mut total = 0.0f64;
-    let (mut cu, mut cz) = (DVec3::ZERO, DVec3::ZERO);
-    for &v in &block.vertices {
-        let w = s[v];
-        if w <= 1e-9 {
-            continue;
-        }
-        let omega = w * w;
-        let u = b[v] / w;
-        let z = (y[v] - (x[v] - b[v])) / w;
-        total += omega;
-        cu += u * omega;
-        cz += z * omega;
-    }
-    if total <= 0.0 {
-        return Rigid::IDENTITY;
-    }
-    let (centre_u, centre_z) = if block.translates || free {
-        (cu / total, cz / total)
-    } else {
-        (pivot, pivot)
-    };
-    let mut cov = [[0.0f64; 3]; 3];
-    for &v in &block.vertices {
-        let w = s[v];
-        if w <= 1e-9 {
-            continue;
-        }
-        let omega = w * w;
-        let u = (b[v] / w - centre_u).to_array();
-        let z = ((y[v] - (x[v] - b[v])) / w - centre_z).to_array();
-        for (r, row) in cov.iter_mut().enumerate() {
-            for (c, cell) in row.iter_mut().enumerate() {
-                *cell += omega * u[r] * z[c];
-            }
-        }
-    }
-    let r = horn_rotation(&cov);
-    if !r.is_finite() {
-        return Rigid::IDENTITY;
-    }
-    Rigid {
-        r,
-        t: centre_z - r * centre_u,
-    }
-}
-
 /// `[u]×`: the matrix with `[u]× v = u × v`.
 fn skew(u: DVec3) -> glam::DMat3 {
     glam::DMat3::from_cols(
@@ -830,6 +784,115 @@ mod tests {
         }
         let skin = Skin::from_rows(rows.iter().map(|r| r.as_slice()), 3, 4).unwrap();
         (skeleton, skin, rest)
+    }
+
+    /// The block solve summed over vertices (the sweep's before the moments): the best rigid motion
+    /// of one block (rotation about `pivot`, plus a translation when the block translates), minimising `Σ_v |x_v − B_v + R B_v + s_v t − y_v|²` over its vertices.
+    fn solve_block(block: &Block, free: bool, b: &[DVec3], s: &[f64], x: &[DVec3], y: &[DVec3], pivot: DVec3) -> Rigid {
+        use crate::math::horn_rotation;
+        // Per vertex, with weight ω = s²: moved point u = B/s, its target z = (y − A)/s.
+        let mut total = 0.0f64;
+        let (mut cu, mut cz) = (DVec3::ZERO, DVec3::ZERO);
+        for &v in &block.vertices {
+            let w = s[v];
+            if w <= 1e-9 {
+                continue;
+            }
+            let omega = w * w;
+            let u = b[v] / w;
+            let z = (y[v] - (x[v] - b[v])) / w;
+            total += omega;
+            cu += u * omega;
+            cz += z * omega;
+        }
+        if total <= 0.0 {
+            return Rigid::IDENTITY;
+        }
+        let (centre_u, centre_z) = if block.translates || free {
+            (cu / total, cz / total)
+        } else {
+            (pivot, pivot)
+        };
+        let mut cov = [[0.0f64; 3]; 3];
+        for &v in &block.vertices {
+            let w = s[v];
+            if w <= 1e-9 {
+                continue;
+            }
+            let omega = w * w;
+            let u = (b[v] / w - centre_u).to_array();
+            let z = ((y[v] - (x[v] - b[v])) / w - centre_z).to_array();
+            for (r, row) in cov.iter_mut().enumerate() {
+                for (c, cell) in row.iter_mut().enumerate() {
+                    *cell += omega * u[r] * z[c];
+                }
+            }
+        }
+        let r = horn_rotation(&cov);
+        if !r.is_finite() {
+            return Rigid::IDENTITY;
+        }
+        Rigid {
+            r,
+            t: centre_z - r * centre_u,
+        }
+    }
+
+    /// The moments' block solve against the sum over vertices, on the chain with a fourth joint
+    /// weighting vertices with both others (shared vertices across every block's boundary), in
+    /// a pose off the bind pose, towards a target that no pose reaches, free and connected.
+    #[test]
+    fn block_moments_solve_as_the_sum_over_vertices_does() {
+        let (mut skeleton, _, rest) = chain();
+        skeleton.names.push("side".into());
+        skeleton.parents.push(Some(0));
+        skeleton
+            .rest_local
+            .push(Transform::from_translation(Vec3::new(0.2, 0.5, 0.0)));
+        skeleton
+            .inverse_bind
+            .push(Mat4::from_translation(-Vec3::new(0.2, 0.5, 0.0)));
+        let rows: Vec<Vec<(u32, f32)>> = (0..rest.len())
+            .map(|v| {
+                let a = (v % 3) as f32 * 0.2 + 0.1;
+                vec![((v % 3) as u32, a), (3, 0.3), (((v + 1) % 3) as u32, 0.7 - a)]
+            })
+            .collect();
+        let skin = Skin::from_rows(rows.iter().map(|r| r.as_slice()), 4, 4).unwrap();
+        let fitter = PoseFitter::new(&skeleton, &skin, &rest, &[false; 4]).unwrap();
+        let pose: Vec<Rigid> = (0..4)
+            .map(|j| Rigid {
+                r: DQuat::from_euler(glam::EulerRot::XYZ, 0.3 * j as f64, -0.2, 0.1 * j as f64 + 0.05),
+                t: DVec3::new(0.1 * j as f64, -0.05, 0.2),
+            })
+            .collect();
+        let target: Vec<DVec3> = rest
+            .iter()
+            .enumerate()
+            .map(|(v, p)| p.as_dvec3() * 1.1 + DVec3::new((v as f64 * 0.7).sin() * 0.05, 0.3, -0.1))
+            .collect();
+        let frame = FrameMoments::new(&fitter.rows, &fitter.rest, &target, 4);
+        let rotations: Vec<glam::DMat3> = pose.iter().map(|m| glam::DMat3::from_quat(m.r)).collect();
+        let x = fitter.skinned(&pose);
+        let (mut b, mut sv) = (vec![DVec3::ZERO; rest.len()], vec![0.0; rest.len()]);
+        for block in &fitter.blocks {
+            for &v in &block.vertices {
+                (b[v], sv[v]) = fitter.subtree_share(block, v, &pose);
+            }
+            let pivot = pose[block.joint].apply(fitter.joint_bind[block.joint]);
+            for free in [false, true] {
+                let want = solve_block(block, free, &b, &sv, &x, &target, pivot);
+                let got = block
+                    .moments
+                    .solve(&frame, &pose, &rotations, block.translates || free, pivot);
+                assert!(want != Rigid::IDENTITY);
+                assert!(
+                    got.r.angle_between(want.r) < 1e-9 && got.t.distance(want.t) < 1e-9,
+                    "joint {} free {free}: {got:?} vs {want:?}",
+                    block.joint
+                );
+            }
+        }
     }
 
     #[test]
