@@ -228,5 +228,6 @@ fn compare_truth(
         &recovered,
         &rig.character.skeleton.bind_positions(),
         decomposition.normalisation.scale,
+        None,
     )
 }

@@ -13,12 +13,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use rigml::Controls;
 use rigml_core::{Channel, ChannelValues, Clip, Interpolation, Mesh, Transform};
+use rigml_eval::bone_match::BoneMatch;
 use rigml_io::{Format, SaveOptions};
 use rigml_seq::pose_fit::{FitOptions, FittedPose, PoseFitter, Rigid, WeightOptions};
 use rigml_seq::Normalisation;
 use rigml_seq::{FrameSource, SeqError};
 use rigml_skin::SolveOptions;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::fmt::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -129,7 +130,8 @@ pub struct Args {
     #[command(flatten)]
     pub bake: BakeArgs,
     /// Skinned input: compare the fitted joints' motion with the file's own joints (matched one
-    /// to one): rotation and point errors per frame.
+    /// to one by motion, and again by the vertices they weight): rotation and point errors per
+    /// frame, and with --json each matched pair by name.
     #[arg(long)]
     pub truth: bool,
     /// Print one JSON object instead of text.
@@ -447,30 +449,39 @@ pub fn run(args: &Args) -> Result<String> {
                 .collect();
             let positions = character.skeleton.bind_positions();
             let recovered_joints: Vec<Vec3> = moving.iter().map(|&j| positions[j]).collect();
-            let t = compare_with_truth(
-                original,
-                baked,
-                anchor,
-                &recovered,
-                &recovered_joints,
-                normalisation.scale,
-            )
-            .with_context(|| format!("{}: --truth", args.input.display()))?;
+            let compare = |by_skin| {
+                compare_with_truth(
+                    original,
+                    baked,
+                    anchor,
+                    &recovered,
+                    &recovered_joints,
+                    normalisation.scale,
+                    by_skin,
+                )
+                .with_context(|| format!("{}: --truth", args.input.display()))
+            };
             // Each matched pair by name, largest rotation error first.
-            let mut per_joint: Vec<(String, String, f64)> = t
-                .pairs
-                .iter()
-                .zip(&t.rotation_deg_per_pair)
-                .map(|(&(j, b), &deg)| {
-                    (
-                        original.skeleton.names[j].clone(),
-                        character.skeleton.names[moving[b]].clone(),
-                        deg,
-                    )
-                })
-                .collect();
-            per_joint.sort_by(|a, b| b.2.total_cmp(&a.2));
-            Some((t, per_joint))
+            let named = |t: &BoneMatch| -> Vec<(String, String, f64)> {
+                let mut pairs: Vec<(String, String, f64)> = t
+                    .pairs
+                    .iter()
+                    .zip(&t.rotation_deg_per_pair)
+                    .map(|(&(j, b), &deg)| {
+                        (
+                            original.skeleton.names[j].clone(),
+                            character.skeleton.names[moving[b]].clone(),
+                            deg,
+                        )
+                    })
+                    .collect();
+                pairs.sort_by(|a, b| b.2.total_cmp(&a.2));
+                pairs
+            };
+            let by_motion = compare(None)?;
+            let by_skin = compare(Some((&skin, moving.as_slice())))?;
+            let (motion_pairs, skin_pairs) = (named(&by_motion), named(&by_skin));
+            Some([(by_motion, motion_pairs), (by_skin, skin_pairs)])
         }
         _ => None,
     };
@@ -518,7 +529,13 @@ pub fn run(args: &Args) -> Result<String> {
                 "total": total_s,
             },
         });
-        if let (Some((t, per_joint)), Some(obj)) = (&truth, value.as_object_mut()) {
+        if let (Some([(t, per_joint), (s, skin_pairs)]), Some(obj)) = (&truth, value.as_object_mut()) {
+            let listed = |pairs: &[(String, String, f64)]| -> Vec<Value> {
+                pairs
+                    .iter()
+                    .map(|(joint, fitted, deg)| json!({"joint": joint, "fitted": fitted, "rotation_deg": deg}))
+                    .collect()
+            };
             obj.insert(
                 "truth".into(),
                 json!({
@@ -529,10 +546,16 @@ pub fn run(args: &Args) -> Result<String> {
                     "rotation_deg_mean": t.rotation_deg_mean,
                     "rotation_deg_median": t.rotation_deg_median,
                     "joint_position_error_mean": t.joint_position_error_mean,
-                    "per_joint": per_joint
-                        .iter()
-                        .map(|(joint, fitted, deg)| json!({"joint": joint, "fitted": fitted, "rotation_deg": deg}))
-                        .collect::<Vec<_>>(),
+                    "per_joint": listed(per_joint),
+                    // The same measures with joints matched by the vertices they weight.
+                    "by_skin": {
+                        "matched": s.pairs.len(),
+                        "point_error_mean": s.point_error_mean,
+                        "rotation_deg_mean": s.rotation_deg_mean,
+                        "rotation_deg_median": s.rotation_deg_median,
+                        "joint_position_error_mean": s.joint_position_error_mean,
+                        "per_joint": listed(skin_pairs),
+                    },
                 }),
             );
         }
@@ -571,7 +594,7 @@ pub fn run(args: &Args) -> Result<String> {
         fitter.moving_joints().len(),
         sweeps_mean
     );
-    if let Some((t, _)) = &truth {
+    if let Some([(t, _), (by_skin, _)]) = &truth {
         let _ = writeln!(
             out,
             "  truth: {} weighted joints vs {} fitted, {} matched: rotation {:.2}° mean ({:.2}° median), \
@@ -583,6 +606,15 @@ pub fn run(args: &Args) -> Result<String> {
             t.rotation_deg_median,
             t.point_error_mean,
             t.joint_position_error_mean.unwrap_or(f64::NAN)
+        );
+        let _ = writeln!(
+            out,
+            "  truth, joints matched by the vertices they weight: rotation {:.2}° mean ({:.2}° median), \
+             point error {:.3e}, joint positions {:.3e}",
+            by_skin.rotation_deg_mean,
+            by_skin.rotation_deg_median,
+            by_skin.point_error_mean,
+            by_skin.joint_position_error_mean.unwrap_or(f64::NAN)
         );
     }
     let _ = writeln!(out, "wrote {} in {total_s:.2} s", args.output.display());

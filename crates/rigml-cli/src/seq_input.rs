@@ -123,7 +123,10 @@ impl Input {
 
 /// Recovered per-frame maps (anchor frame → frame `f`, one per recovered joint) against the
 /// skinned input's own joints, matched one to one by rigml-eval's bone matching; the true
-/// joints are those carrying weight. `scale` is the METRICS.md §6 normalisation.
+/// joints are those carrying weight. `scale` is the METRICS.md §6 normalisation. With
+/// `by_skin` (the fitted skin, and the joint of each recovered map), joints are matched by the
+/// vertices they weight ([`skin_overlap_cost`](rigml_eval::bone_match::skin_overlap_cost))
+/// instead of by the motion's point error.
 pub fn compare_with_truth(
     character: &rigml_core::Character,
     baked: &Baked,
@@ -131,6 +134,7 @@ pub fn compare_with_truth(
     recovered: &[Vec<glam::Mat4>],
     recovered_joints: &[glam::Vec3],
     scale: f32,
+    by_skin: Option<(&rigml_core::Skin, &[usize])>,
 ) -> Result<rigml_eval::bone_match::BoneMatch> {
     use anyhow::Context;
     let anchor = baked.skinning.get(anchor).context("anchor frame has no pose")?;
@@ -155,6 +159,21 @@ pub fn compare_with_truth(
         }
     }
     let joints: Vec<usize> = (0..weight.len()).filter(|&j| weight[j] > 0.0).collect();
-    rigml_eval::bone_match::match_bones(&truth, recovered, &joints, &probes, Some(recovered_joints), scale)
-        .context("no joints to compare")
+    let cost = match (by_skin, &character.skin) {
+        (Some((skin, bones)), Some(own)) => Some(
+            rigml_eval::bone_match::skin_overlap_cost(own, &joints, skin, bones)
+                .context("the fitted skin and the file's cover different vertices")?,
+        ),
+        _ => None,
+    };
+    rigml_eval::bone_match::match_bones_with(
+        cost.as_deref(),
+        &truth,
+        recovered,
+        &joints,
+        &probes,
+        Some(recovered_joints),
+        scale,
+    )
+    .context("no joints to compare")
 }

@@ -9,6 +9,7 @@
 
 use crate::sequence_metrics::hungarian;
 use glam::{Mat4, Quat, Vec3};
+use rigml_core::Skin;
 
 /// The comparison after matching.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +46,21 @@ pub fn match_bones(
     recovered_joints: Option<&[Vec3]>,
     scale: f32,
 ) -> Option<BoneMatch> {
+    match_bones_with(None, truth, recovered, joints, probes, recovered_joints, scale)
+}
+
+/// As [`match_bones`], with the matching minimising `cost` (row per entry of `joints`, column
+/// per bone, e.g. [`skin_overlap_cost`]) instead of the mean point error; `None` uses the point
+/// error. The errors reported are the same measures on the pairs that matching gives.
+pub fn match_bones_with(
+    cost: Option<&[f64]>,
+    truth: &[Vec<Mat4>],
+    recovered: &[Vec<Mat4>],
+    joints: &[usize],
+    probes: &[Vec3],
+    recovered_joints: Option<&[Vec3]>,
+    scale: f32,
+) -> Option<BoneMatch> {
     let frames = truth.len();
     let bones = recovered.first().map_or(0, Vec::len);
     if frames == 0 || recovered.len() != frames || joints.is_empty() || bones == 0 {
@@ -64,7 +80,11 @@ pub fn match_bones(
             }
         }
     }
-    let assignment = hungarian(&point, joints.len(), bones);
+    let assignment = match cost {
+        Some(c) if c.len() == point.len() => hungarian(c, joints.len(), bones),
+        Some(_) => return None,
+        None => hungarian(&point, joints.len(), bones),
+    };
     let pairs: Vec<(usize, usize, usize)> = assignment
         .iter()
         .enumerate()
@@ -99,6 +119,53 @@ pub fn match_bones(
     })
 }
 
+/// A matching cost that pairs joints moving the same part of the mesh: `1 − cos` of the angle
+/// between true joint `joints[r]`'s weights and bone `bones[b]`'s over the vertices (one skin
+/// row per vertex on both sides, the same vertices in the same order). Row-major, one row per
+/// entry of `joints`. `None` when the skins' vertex counts differ.
+pub fn skin_overlap_cost(truth: &Skin, joints: &[usize], recovered: &Skin, bones: &[usize]) -> Option<Vec<f64>> {
+    if truth.vertex_count() != recovered.vertex_count() {
+        return None;
+    }
+    let column = |skin: &Skin, of: &[usize]| -> Vec<Vec<(usize, f64)>> {
+        // Per entry of `of`: (vertex, weight) where it weights the vertex.
+        let mut at = std::collections::HashMap::new();
+        for (i, &j) in of.iter().enumerate() {
+            at.insert(j, i);
+        }
+        let mut out = vec![Vec::new(); of.len()];
+        for (v, row) in skin.rows().enumerate() {
+            for inf in row {
+                if let Some(&i) = at.get(&(inf.joint as usize)) {
+                    out[i].push((v, f64::from(inf.weight)));
+                }
+            }
+        }
+        out
+    };
+    let (a, b) = (column(truth, joints), column(recovered, bones));
+    let norm = |c: &[(usize, f64)]| c.iter().map(|e| e.1 * e.1).sum::<f64>().sqrt();
+    let mut dense = vec![0.0f64; truth.vertex_count()];
+    let mut cost = vec![1.0f64; joints.len() * bones.len()];
+    for (r, col) in a.iter().enumerate() {
+        let na = norm(col);
+        for &(v, w) in col {
+            dense[v] = w;
+        }
+        for (c, other) in b.iter().enumerate() {
+            let nb = norm(other);
+            if na > 0.0 && nb > 0.0 {
+                let dot: f64 = other.iter().map(|&(v, w)| dense[v] * w).sum();
+                cost[r * bones.len() + c] = 1.0 - dot / (na * nb);
+            }
+        }
+        for &(v, _) in col {
+            dense[v] = 0.0;
+        }
+    }
+    Some(cost)
+}
+
 /// Angle of the rotation taking `b` to `a`, degrees in `[0, 180]`.
 pub fn rotation_angle_deg(a: Quat, b: Quat) -> f64 {
     let d = f64::from((a * b.inverse()).normalize().w.abs().min(1.0));
@@ -129,5 +196,34 @@ mod tests {
         assert!((got.rotation_deg_per_pair[0] - 90.0).abs() < 1e-2, "{got:?}");
         assert!(got.point_error_mean < 1e-6);
         assert!(match_bones(&truth, &recovered[..2], &[0], &probes, None, 1.0).is_none());
+    }
+
+    #[test]
+    fn skin_overlap_pairs_joints_that_weight_the_same_vertices() {
+        use rigml_core::skin::SkinBuilder;
+        let skin = |rows: &[&[(u32, f32)]]| {
+            let mut b = SkinBuilder::new(3, 4).unwrap();
+            for r in rows {
+                b.push_row(r).unwrap();
+            }
+            b.finish()
+        };
+        // True joints 0 and 1 weight vertices 0-1 and 2-3; bones 2 and 0 weight them.
+        let truth = skin(&[&[(0, 1.0)], &[(0, 0.8), (1, 0.2)], &[(1, 1.0)], &[(1, 1.0)]]);
+        let fitted = skin(&[&[(2, 1.0)], &[(2, 1.0)], &[(0, 1.0)], &[(0, 0.5), (2, 0.5)]]);
+        let cost = skin_overlap_cost(&truth, &[0, 1], &fitted, &[0, 2]).unwrap();
+        assert!(cost[1] < cost[0] && cost[2] < cost[3], "{cost:?}");
+        assert!(cost.iter().all(|c| (0.0..=1.0 + 1e-12).contains(c)), "{cost:?}");
+        // The matching follows the cost, not the motion's point error.
+        let m0 = |f: usize| Mat4::from_rotation_z(0.3 * f as f32);
+        let m1 = |f: usize| Mat4::from_translation(Vec3::new(f as f32, 0.0, 0.0));
+        let truth_m: Vec<Vec<Mat4>> = (0..4).map(|f| vec![m0(f), m1(f)]).collect();
+        let recovered: Vec<Vec<Mat4>> = (0..4).map(|f| vec![m0(f), m1(f)]).collect();
+        let probes = [Vec3::X, Vec3::Y];
+        let got = match_bones_with(Some(&cost), &truth_m, &recovered, &[0, 1], &probes, None, 1.0).unwrap();
+        assert_eq!(got.pairs, vec![(0, 1), (1, 0)]);
+        assert!(got.rotation_deg_mean > 1.0, "{got:?}");
+        let short = skin(&[&[(0, 1.0)]]);
+        assert!(skin_overlap_cost(&short, &[0], &fitted, &[0]).is_none());
     }
 }

@@ -191,11 +191,10 @@ impl PoseFitter {
                 }
                 above = skeleton.parents[p];
             }
-            let rest_d: &[DVec3] = &rest_d;
             blocks.push(Block {
                 joint: j,
                 translates,
-                moments: BlockMoments::new(&vertices, &rows, rest_d, &in_subtree[j]),
+                moments: BlockMoments::new(&vertices, &rows, &rest_d, &in_subtree[j]),
                 in_subtree: in_subtree[j].clone(),
                 vertices,
             });
