@@ -501,8 +501,9 @@ impl PoseFitter {
     /// over the frames of `free_poses` (fits with [`FitOptions::free`]):
     /// `argmin_p Σ_f |M_fj p − M_fparent p|² + μ|p − p₀|²` with `p₀` the joint's current
     /// position and `μ = pull × frames` (after Le & Deng 2014's joint fitting). A joint that
-    /// does not bend in the sequence stays where it was; roots, fixed joints, and joints whose
-    /// subtree carries no weight stay too. Joint orientations are kept; returns the skeleton
+    /// does not bend in the sequence stays where it was; roots, fixed joints, joints whose
+    /// subtree carries no weight, and joints whose point falls outside the mesh's bounding box
+    /// stay too. Joint orientations are kept; returns the skeleton
     /// with its new bind (= rest) pose and a fitter for it with the same skin.
     pub fn with_pivots(&self, free_poses: &[Vec<Rigid>], pull: f64) -> Result<(Skeleton, PoseFitter), SeqError> {
         let n = self.skeleton.joint_count();
@@ -519,6 +520,11 @@ impl PoseFitter {
         let bind = self.skeleton.bind_world();
         let mut position: Vec<DVec3> = self.joint_bind.clone();
         let mu = pull * free_poses.len() as f64;
+        let (lo, hi) = self.rest.iter().fold(
+            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+            |(lo, hi), &p| (lo.min(p), hi.max(p)),
+        );
+        let inside = |p: DVec3| p.cmpge(lo).all() && p.cmple(hi).all();
         for j in 0..n {
             let Some(p) = self.skeleton.parents[j] else { continue };
             if !moving[j] || !moving[p] {
@@ -537,7 +543,10 @@ impl PoseFitter {
                 atc += a.transpose() * c;
             }
             let point = crate::math::regularised_point(&ata, atc, mu, self.joint_bind[j]);
-            if point.is_finite() {
+            // A pivot outside the mesh's box is no joint a rigger would keep: where a bone and
+            // its parent move almost alike the solve is ill-posed and the point can land far
+            // off (the fox walk's `joint_022_L`, 6 sizes away after 16 placings).
+            if point.is_finite() && inside(point) {
                 position[j] = point;
             }
         }
