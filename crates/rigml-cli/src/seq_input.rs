@@ -166,7 +166,7 @@ pub fn compare_with_truth(
         ),
         _ => None,
     };
-    rigml_eval::bone_match::match_bones_with(
+    rigml_eval::bone_match::match_bones(
         cost.as_deref(),
         &truth,
         recovered,

@@ -36,23 +36,12 @@ pub struct BoneMatch {
 
 /// Match and compare. `truth[f][j]`, `recovered[f][b]`: anchor → frame `f` maps; `joints`: the
 /// true joints to compare; `probes[j]`: true joint positions in the anchor frame;
-/// `recovered_joints[b]`: recovered joint positions (anchor frame), if any. `None` when there is
-/// nothing to compare or the frame counts differ.
+/// `recovered_joints[b]`: recovered joint positions (anchor frame), if any. The matching
+/// minimises `cost` when given (row per entry of `joints`, column per bone, e.g.
+/// [`skin_overlap_cost`]), else the mean point error; the errors reported are the same measures
+/// on the pairs it gives. `None` when there is nothing to compare, the frame counts differ or
+/// `cost` has the wrong size.
 pub fn match_bones(
-    truth: &[Vec<Mat4>],
-    recovered: &[Vec<Mat4>],
-    joints: &[usize],
-    probes: &[Vec3],
-    recovered_joints: Option<&[Vec3]>,
-    scale: f32,
-) -> Option<BoneMatch> {
-    match_bones_with(None, truth, recovered, joints, probes, recovered_joints, scale)
-}
-
-/// As [`match_bones`], with the matching minimising `cost` (row per entry of `joints`, column
-/// per bone, e.g. [`skin_overlap_cost`]) instead of the mean point error; `None` uses the point
-/// error. The errors reported are the same measures on the pairs that matching gives.
-pub fn match_bones_with(
     cost: Option<&[f64]>,
     truth: &[Vec<Mat4>],
     recovered: &[Vec<Mat4>],
@@ -184,18 +173,27 @@ mod tests {
         let truth: Vec<Vec<Mat4>> = (0..4).map(|f| vec![m0(f), m1(f)]).collect();
         let recovered: Vec<Vec<Mat4>> = (0..4).map(|f| vec![m1(f), m0(f)]).collect();
         let probes = [Vec3::X, Vec3::Y];
-        let got = match_bones(&truth, &recovered, &[0, 1], &probes, Some(&[Vec3::Y, Vec3::X]), 1.0).unwrap();
+        let got = match_bones(
+            None,
+            &truth,
+            &recovered,
+            &[0, 1],
+            &probes,
+            Some(&[Vec3::Y, Vec3::X]),
+            1.0,
+        )
+        .unwrap();
         assert_eq!(got.pairs, vec![(0, 1), (1, 0)]);
         assert!(got.point_error_mean < 1e-6 && got.rotation_deg_mean < 1e-3, "{got:?}");
         assert_eq!(got.joint_position_error_mean, Some(0.0));
         // A 90° error about the probe's own axis shows in the angle, not in the point error.
         let rotated: Vec<Vec<Mat4>> = (0..4).map(|f| vec![m0(f) * Mat4::from_rotation_x(1.5707964)]).collect();
-        let got = match_bones(&truth, &rotated, &[0], &probes, None, 1.0).unwrap();
+        let got = match_bones(None, &truth, &rotated, &[0], &probes, None, 1.0).unwrap();
         assert!((got.rotation_deg_mean - 90.0).abs() < 1e-2, "{got:?}");
         assert_eq!(got.rotation_deg_per_pair.len(), 1);
         assert!((got.rotation_deg_per_pair[0] - 90.0).abs() < 1e-2, "{got:?}");
         assert!(got.point_error_mean < 1e-6);
-        assert!(match_bones(&truth, &recovered[..2], &[0], &probes, None, 1.0).is_none());
+        assert!(match_bones(None, &truth, &recovered[..2], &[0], &probes, None, 1.0).is_none());
     }
 
     #[test]
@@ -220,7 +218,7 @@ mod tests {
         let truth_m: Vec<Vec<Mat4>> = (0..4).map(|f| vec![m0(f), m1(f)]).collect();
         let recovered: Vec<Vec<Mat4>> = (0..4).map(|f| vec![m0(f), m1(f)]).collect();
         let probes = [Vec3::X, Vec3::Y];
-        let got = match_bones_with(Some(&cost), &truth_m, &recovered, &[0, 1], &probes, None, 1.0).unwrap();
+        let got = match_bones(Some(&cost), &truth_m, &recovered, &[0, 1], &probes, None, 1.0).unwrap();
         assert_eq!(got.pairs, vec![(0, 1), (1, 0)]);
         assert!(got.rotation_deg_mean > 1.0, "{got:?}");
         let short = skin(&[&[(0, 1.0)]]);

@@ -54,9 +54,10 @@ pub fn children_unconnected(c: &Character) -> Option<Character> {
             continue;
         }
         // Each child's head in the parent's bind frame, as the importer takes it.
+        let to_parent = bind[p].inverse();
         let heads: Vec<rigml_core::glam::DVec3> = children[p]
             .iter()
-            .map(|&k| (bind[p].inverse() * bind[k]).w_axis.truncate())
+            .map(|&k| (to_parent * bind[k]).w_axis.truncate())
             .collect();
         let tail = (heads.iter().map(|h| h.length()).sum::<f64>() / heads.len() as f64).max(MIN_BONE);
         let on_tail = |h: rigml_core::glam::DVec3| {
