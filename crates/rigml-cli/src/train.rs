@@ -101,6 +101,10 @@ pub struct Args {
     /// up to 1.25x either way, weights kept (proportion augmentation; at most 16).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=16))]
     pub stretched_copies: u16,
+    /// Subdivided copies of every training character: each triangle split in four, weights
+    /// interpolated at the new vertices (density augmentation; at most 4).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=4))]
+    pub subdivided_copies: u16,
     /// Inference: drop candidates below this share of the row's largest weight (stored in the
     /// model; with --val the value chosen on val replaces it).
     #[arg(long, default_value_t = rigml_learn::infer::DEFAULT_RELATIVE, value_parser = unit_interval::<f32>)]
@@ -225,6 +229,7 @@ fn recipe(args: &Args) -> SkinRecipe {
             max_vertices: args.max_vertices,
             posed_copies: usize::from(args.posed_copies),
             stretched_copies: usize::from(args.stretched_copies),
+            subdivided_copies: usize::from(args.subdivided_copies),
             seed: args.seed,
         },
         relative: args.relative,

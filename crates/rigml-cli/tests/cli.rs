@@ -492,6 +492,30 @@ fn eval_scores_the_val_split_and_writes_a_report() {
         csv,
         "CSV is deterministic"
     );
+    // --subdivide scores denser copies of the same assets: more vertices each, the same rows.
+    let o = rigml(dir.path(), &[&args[..], &["--subdivide", "1", "-o", "dense"]].concat());
+    assert_ok(&o);
+    assert!(stdout(&o).contains("subdivided 1 time"), "{}", stdout(&o));
+    let vertices = |path: &str| -> Vec<(String, usize)> {
+        std::fs::read_to_string(dir.path().join(path))
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let cells: Vec<&str> = l.split(',').collect();
+                (cells[0].to_string(), cells[2].parse().unwrap())
+            })
+            .collect()
+    };
+    let (stored, dense) = (vertices("report/per_asset.csv"), vertices("dense/per_asset.csv"));
+    assert_eq!(stored.len(), dense.len());
+    for ((a, n), (b, m)) in stored.iter().zip(&dense) {
+        assert_eq!(a, b);
+        // At least one new vertex per old one (a flat-shaded mesh, every triangle its own corners,
+        // gets exactly that many; a shared surface about three).
+        assert!(*m >= 2 * *n, "{a}: {n} vertices stored, {m} subdivided");
+    }
+    assert!(!dir.path().join("dense/pictures_nearest_worst.png").exists());
     let summary = std::fs::read_to_string(dir.path().join("report/summary.md")).unwrap();
     // Pictures of the worst and best asset, linked from the summary.
     for which in ["worst", "best"] {

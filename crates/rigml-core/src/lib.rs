@@ -16,6 +16,7 @@ pub mod sequence;
 pub mod skeleton;
 pub mod skin;
 pub mod skinning;
+pub mod subdivide;
 pub mod transform;
 
 pub use attachment::Attachment;
@@ -29,6 +30,7 @@ pub use sequence::Sequence;
 pub use skeleton::Skeleton;
 pub use skin::{Influence, Skin, DEFAULT_MAX_INFLUENCES};
 pub use skinning::{dqs, dqs_into, lbs, lbs_into, skinning_matrices};
+pub use subdivide::subdivided;
 pub use transform::Transform;
 
 /// Re-export of the math crate used in every public signature.

@@ -20,6 +20,11 @@ pub struct Options {
     pub deformation: bool,
     /// Relative filter of the pooled Puppeteer variant.
     pub puppeteer_filter: f32,
+    /// Score every method on a denser copy of each asset: its triangles split in four this
+    /// many times, the artist's weights interpolated ([`rigml_core::subdivided`]). Meshes from
+    /// other tools are often much denser than the data set's; this shows how a method's
+    /// weights depend on density.
+    pub subdivide: u8,
 }
 
 impl Default for Options {
@@ -27,6 +32,7 @@ impl Default for Options {
         Options {
             deformation: true,
             puppeteer_filter: skin_metrics::PUPPETEER_FILTER,
+            subdivide: 0,
         }
     }
 }
@@ -56,7 +62,10 @@ struct Prepared {
 }
 
 fn prepare(row: &AssetRow, options: &Options) -> Result<Prepared, String> {
-    let character = rigml_io::load(&row.path).map_err(|e| e.to_string())?;
+    let mut character = rigml_io::load(&row.path).map_err(|e| e.to_string())?;
+    for _ in 0..options.subdivide {
+        character = rigml_core::subdivided(&character).map_err(|e| format!("subdividing: {e}"))?;
+    }
     let skin = character.skin.as_ref().ok_or("no ground-truth skin")?;
     let gt = PreparedGt::new(&skin_metrics::rows_of(skin));
     let joints = character.skeleton.joint_count();

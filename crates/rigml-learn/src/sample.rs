@@ -39,6 +39,9 @@ pub struct SampleOptions {
     pub posed_copies: usize,
     /// Stretched copies added per character (proportion augmentation, see [`stretched`]).
     pub stretched_copies: usize,
+    /// Subdivided copies added per character (density augmentation, see [`rigml_core::subdivided`]; each
+    /// copy is the same subdivision, with its own vertex subset and loss poses).
+    pub subdivided_copies: usize,
     /// Seed of the vertex subset and the poses.
     pub seed: u64,
 }
@@ -49,6 +52,7 @@ impl Default for SampleOptions {
             max_vertices: 3000,
             posed_copies: 1,
             stretched_copies: 0,
+            subdivided_copies: 0,
             seed: 1,
         }
     }
@@ -330,6 +334,17 @@ pub fn character_samples(id: &str, character: &Character, options: &SampleOption
         let salt = salt.wrapping_add((options.posed_copies + c) as u64 + 1);
         all.append(samples_of_pose(&copy, skin, options, salt)?, 0);
     }
+    for c in 0..options.subdivided_copies {
+        let mut copy = character.clone();
+        copy.skin = Some(skin.clone());
+        let mut copy = rigml_core::subdivided(&copy).map_err(|e| LearnError::Data(format!("subdivided copy: {e}")))?;
+        let copy_skin = copy
+            .skin
+            .take()
+            .ok_or_else(|| LearnError::Data("subdivided copy lost its skin".into()))?;
+        let salt = salt.wrapping_add((options.posed_copies + options.stretched_copies + c) as u64 + 1);
+        all.append(samples_of_pose(&copy, &copy_skin, options, salt)?, 0);
+    }
     // One coverage number per character: the mean over its copies.
     let copies = all.coverage_loss.len().max(1) as f32;
     all.coverage_loss = vec![all.coverage_loss.iter().sum::<f32>() / copies];
@@ -348,6 +363,10 @@ pub fn cache_key(id: &str, character: &Character, options: &SampleOptions) -> u6
         POSES as u64,
     ] {
         h = fnv(h, &n.to_le_bytes());
+    }
+    // Only when used, so that the keys of caches written before the option existed still hold.
+    if options.subdivided_copies > 0 {
+        h = fnv(h, &(options.subdivided_copies as u64).to_le_bytes());
     }
     for p in &character.mesh.positions {
         h = fnv(h, &p.x.to_le_bytes());
@@ -534,6 +553,30 @@ mod tests {
         assert_eq!(b.len(), 3 * a.len());
         assert_eq!(&b.x[..a.x.len()], &a.x[..]);
         assert_ne!(&b.x[a.x.len()..2 * a.x.len()], &a.x[..]);
+        assert_ne!(
+            cache_key("tube", &character, &plain),
+            cache_key("tube", &character, &more)
+        );
+    }
+
+    #[test]
+    fn subdivided_copies_add_samples_and_change_the_cache_key() {
+        let character = tube();
+        let plain = SampleOptions {
+            max_vertices: 100_000,
+            posed_copies: 0,
+            ..SampleOptions::default()
+        };
+        let more = SampleOptions {
+            subdivided_copies: 1,
+            ..plain
+        };
+        let (a, b) = (
+            character_samples("tube", &character, &plain).unwrap(),
+            character_samples("tube", &character, &more).unwrap(),
+        );
+        assert!(b.len() > 3 * a.len(), "{} then {}", a.len(), b.len());
+        assert_eq!(&b.x[..a.x.len()], &a.x[..]);
         assert_ne!(
             cache_key("tube", &character, &plain),
             cache_key("tube", &character, &more)

@@ -96,6 +96,7 @@ fn tiny_model_learns_and_reloads(patch: usize) {
         max_vertices: 300,
         posed_copies: 1,
         stretched_copies: 0,
+        subdivided_copies: 0,
         seed: 7,
     };
     let mut samples = Samples::default();
@@ -157,6 +158,7 @@ fn learned_weights_obey_the_cap_and_normalisation_on_real_characters() {
         max_vertices: 200,
         posed_copies: 0,
         stretched_copies: 0,
+        subdivided_copies: 0,
         seed: 3,
     };
     let fox = load("khronos-fox");

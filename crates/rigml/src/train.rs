@@ -276,6 +276,7 @@ fn train_member(
             let val_options = SampleOptions {
                 posed_copies: 0,
                 stretched_copies: 0,
+                subdivided_copies: 0,
                 ..options
             };
             let rows = split_rows(dataset, split, None, None)?;
