@@ -334,7 +334,8 @@ pub fn character_samples(id: &str, character: &Character, options: &SampleOption
         let salt = salt.wrapping_add((options.posed_copies + c) as u64 + 1);
         all.append(samples_of_pose(&copy, skin, options, salt)?, 0);
     }
-    for c in 0..options.subdivided_copies {
+    if options.subdivided_copies > 0 {
+        // One subdivision; each copy samples it with its own vertex subset and loss poses.
         let mut copy = character.clone();
         copy.skin = Some(skin.clone());
         let mut copy = rigml_core::subdivided(&copy).map_err(|e| LearnError::Data(format!("subdivided copy: {e}")))?;
@@ -342,8 +343,10 @@ pub fn character_samples(id: &str, character: &Character, options: &SampleOption
             .skin
             .take()
             .ok_or_else(|| LearnError::Data("subdivided copy lost its skin".into()))?;
-        let salt = salt.wrapping_add((options.posed_copies + options.stretched_copies + c) as u64 + 1);
-        all.append(samples_of_pose(&copy, &copy_skin, options, salt)?, 0);
+        for c in 0..options.subdivided_copies {
+            let salt = salt.wrapping_add((options.posed_copies + options.stretched_copies + c) as u64 + 1);
+            all.append(samples_of_pose(&copy, &copy_skin, options, salt)?, 0);
+        }
     }
     // One coverage number per character: the mean over its copies.
     let copies = all.coverage_loss.len().max(1) as f32;
