@@ -9,71 +9,76 @@
 use crate::{Character, CoreError, Skin};
 use std::collections::HashMap;
 
-/// `character` with each triangle split in four at its edge midpoints: one new vertex per
-/// distinct index pair (shared by the triangles on both sides; a UV seam's two copies of an edge
-/// get two, as the original has two vertices there), appended after the original vertices,
-/// which keep their indices. A new vertex takes the mean of its two corners' positions, UVs,
-/// normals (renormalised) and skin rows, as the artist's weights vary across a triangle when
-/// drawn; its row may hold up to twice the original's most influences. Triangles keep their
-/// order (four per original, the corner ones first) and winding. Mesh parts are dropped (their
-/// vertex ranges no longer hold); skeleton, clips and attachments are kept.
+/// One round of midpoint subdivision of a triangle list over `vertex_count` vertices: every
+/// triangle split in four through its edge midpoints, one new vertex per distinct index pair
+/// (shared by the triangles on both sides, so the surface stays connected; a UV seam's two
+/// copies of an edge get two, as the original has two vertices there). New vertices are
+/// numbered from `vertex_count` on, in the order they appear; returns the new triangles (four
+/// per original, in order, winding kept: `[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]`)
+/// and, per new vertex, the two corners it lies between. The caller interpolates whatever the
+/// vertices carry.
+pub fn split_triangles(vertex_count: usize, triangles: &[[u32; 3]]) -> (Vec<[u32; 3]>, Vec<(u32, u32)>) {
+    let mut index: HashMap<(u32, u32), u32> = HashMap::with_capacity(triangles.len() * 3 / 2);
+    let mut corners: Vec<(u32, u32)> = Vec::with_capacity(triangles.len() * 3 / 2);
+    let mut out = Vec::with_capacity(triangles.len() * 4);
+    for &[a, b, c] in triangles {
+        let mut mid = |a: u32, b: u32| {
+            *index.entry((a.min(b), a.max(b))).or_insert_with(|| {
+                corners.push((a.min(b), a.max(b)));
+                (vertex_count + corners.len() - 1) as u32
+            })
+        };
+        let (ab, bc, ca) = (mid(a, b), mid(b, c), mid(c, a));
+        out.extend([[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]]);
+    }
+    (out, corners)
+}
+
+/// `character` with each triangle split in four at its edge midpoints ([`split_triangles`]);
+/// the original vertices keep their indices. A new vertex takes the mean of its two corners'
+/// positions, UVs, normals (renormalised) and skin rows, as the artist's weights vary across a
+/// triangle when drawn; its row may hold up to twice the original's most influences. Mesh
+/// parts are dropped (their vertex ranges no longer hold); skeleton, clips and attachments are
+/// kept.
 pub fn subdivided(character: &Character) -> Result<Character, CoreError> {
     character.validate()?;
     let mesh = &character.mesh;
-    let mut positions = mesh.positions.clone();
-    let mut normals = mesh.normals.clone();
-    let mut uvs = mesh.uvs.clone();
-    let mut rows: Vec<Vec<(u32, f32)>> = character
-        .skin
-        .as_ref()
-        .map(|s| {
-            s.rows()
-                .map(|r| r.iter().map(|i| (i.joint, i.weight)).collect())
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut midpoint: HashMap<(u32, u32), u32> = HashMap::with_capacity(mesh.triangles.len() * 2);
-    let mut triangles = Vec::with_capacity(mesh.triangles.len() * 4);
-    for t in &mesh.triangles {
-        let mut m = [0u32; 3];
-        for (e, slot) in m.iter_mut().enumerate() {
-            let (a, b) = (t[e], t[(e + 1) % 3]);
-            *slot = *midpoint.entry((a.min(b), a.max(b))).or_insert_with(|| {
-                let (a, b) = (a as usize, b as usize);
-                positions.push((positions[a] + positions[b]) * 0.5);
-                if !normals.is_empty() {
-                    normals.push((normals[a] + normals[b]).normalize_or_zero());
-                }
-                if !uvs.is_empty() {
-                    uvs.push((uvs[a] + uvs[b]) * 0.5);
-                }
-                if !rows.is_empty() {
-                    let row = rows[a].iter().chain(&rows[b]).map(|&(j, w)| (j, 0.5 * w)).collect();
-                    rows.push(row);
-                }
-                (positions.len() - 1) as u32
-            });
-        }
-        triangles.push([t[0], m[0], m[2]]);
-        triangles.push([t[1], m[1], m[0]]);
-        triangles.push([t[2], m[2], m[1]]);
-        triangles.push(m);
+    let (triangles, corners) = split_triangles(mesh.positions.len(), &mesh.triangles);
+    let mut out = character.clone();
+    let m = &mut out.mesh;
+    m.positions.extend(
+        corners
+            .iter()
+            .map(|&(a, b)| (mesh.positions[a as usize] + mesh.positions[b as usize]) * 0.5),
+    );
+    if !mesh.normals.is_empty() {
+        let n = &mesh.normals;
+        m.normals.extend(
+            corners
+                .iter()
+                .map(|&(a, b)| (n[a as usize] + n[b as usize]).normalize_or_zero()),
+        );
     }
-    let skin = match &character.skin {
-        Some(s) => Some(Skin::from_rows(
+    if !mesh.uvs.is_empty() {
+        let uv = &mesh.uvs;
+        m.uvs
+            .extend(corners.iter().map(|&(a, b)| (uv[a as usize] + uv[b as usize]) * 0.5));
+    }
+    m.triangles = triangles;
+    m.parts.clear();
+    if let Some(skin) = &character.skin {
+        let row = |v: u32| skin.influences(v as usize).iter().map(|i| (i.joint, 0.5 * i.weight));
+        let rows: Vec<Vec<(u32, f32)>> = skin
+            .rows()
+            .map(|r| r.iter().map(|i| (i.joint, i.weight)).collect())
+            .chain(corners.iter().map(|&(a, b)| row(a).chain(row(b)).collect()))
+            .collect();
+        out.skin = Some(Skin::from_rows(
             rows.iter().map(Vec::as_slice),
             character.skeleton.joint_count(),
-            s.influences_max().max(1) * 2,
-        )?),
-        None => None,
-    };
-    let mut out = character.clone();
-    out.mesh.positions = positions;
-    out.mesh.normals = normals;
-    out.mesh.uvs = uvs;
-    out.mesh.triangles = triangles;
-    out.mesh.parts.clear();
-    out.skin = skin;
+            skin.influences_max().max(1) * 2,
+        )?);
+    }
     out.validate()?;
     Ok(out)
 }

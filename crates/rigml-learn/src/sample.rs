@@ -336,9 +336,8 @@ pub fn character_samples(id: &str, character: &Character, options: &SampleOption
     }
     if options.subdivided_copies > 0 {
         // One subdivision; each copy samples it with its own vertex subset and loss poses.
-        let mut copy = character.clone();
-        copy.skin = Some(skin.clone());
-        let mut copy = rigml_core::subdivided(&copy).map_err(|e| LearnError::Data(format!("subdivided copy: {e}")))?;
+        let mut copy =
+            rigml_core::subdivided(character).map_err(|e| LearnError::Data(format!("subdivided copy: {e}")))?;
         let copy_skin = copy
             .skin
             .take()

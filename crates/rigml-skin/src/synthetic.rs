@@ -4,7 +4,6 @@
 
 use glam::{Mat4, Vec3};
 use rigml_core::{CoreError, Mesh, Skeleton, Transform};
-use std::collections::HashMap;
 
 /// A tube of `radius` around a chain of `bones` bones of `bone_length` along +Y.
 ///
@@ -86,21 +85,13 @@ pub fn closed_tube_chain(
 /// midpoints (shared between the two triangles of an edge, so the surface stays connected).
 /// About four times the vertices of a closed mesh; normals, UVs and parts are dropped.
 pub fn subdivide(mesh: &Mesh) -> Mesh {
+    let (triangles, corners) = rigml_core::subdivide::split_triangles(mesh.positions.len(), &mesh.triangles);
     let mut positions = mesh.positions.clone();
-    let mut midpoints: HashMap<(u32, u32), u32> = HashMap::with_capacity(mesh.triangles.len() * 3 / 2);
-    let mut triangles = Vec::with_capacity(mesh.triangles.len() * 4);
-    for t in &mesh.triangles {
-        let mut mid = |a: u32, b: u32| {
-            *midpoints.entry((a.min(b), a.max(b))).or_insert_with(|| {
-                let at = |v: u32| positions.get(v as usize).copied().unwrap_or(Vec3::NAN);
-                let p = (at(a) + at(b)) * 0.5;
-                positions.push(p);
-                (positions.len() - 1) as u32
-            })
-        };
-        let [a, b, c] = *t;
-        let (ab, bc, ca) = (mid(a, b), mid(b, c), mid(c, a));
-        triangles.extend([[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]]);
+    positions.reserve(corners.len());
+    for (a, b) in corners {
+        let at = |v: u32| positions.get(v as usize).copied().unwrap_or(Vec3::NAN);
+        let p = (at(a) + at(b)) * 0.5;
+        positions.push(p);
     }
     Mesh {
         positions,
