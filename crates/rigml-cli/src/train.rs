@@ -105,6 +105,11 @@ pub struct Args {
     /// interpolated at the new vertices (density augmentation; at most 4).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=4))]
     pub subdivided_copies: u16,
+    /// Feature layout: 3 (the embedded model's) or 4, where the flag that says whether a
+    /// candidate bone is a root is replaced by the share of the bone inside the mesh's solid
+    /// (a rig's root may be a weightless ground bone or the body itself; the solid tells which).
+    #[arg(long, default_value_t = rigml_learn::features::FEATURE_VERSION, value_parser = clap::value_parser!(u32).range(3..=4))]
+    pub feature_version: u32,
     /// Inference: drop candidates below this share of the row's largest weight (stored in the
     /// model; with --val the value chosen on val replaces it).
     #[arg(long, default_value_t = rigml_learn::infer::DEFAULT_RELATIVE, value_parser = unit_interval::<f32>)]
@@ -231,6 +236,7 @@ fn recipe(args: &Args) -> SkinRecipe {
             stretched_copies: usize::from(args.stretched_copies),
             subdivided_copies: usize::from(args.subdivided_copies),
             seed: args.seed,
+            feature_version: args.feature_version,
         },
         relative: args.relative,
         absolute: args.absolute,

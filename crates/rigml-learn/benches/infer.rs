@@ -29,11 +29,11 @@ fn infer(c: &mut Criterion) {
     group.bench_function("learned_features", |b| {
         b.iter(|| {
             let prep = Prepared::new(&mesh, &skeleton).expect("prepare");
-            black_box(features::extract(&prep, &skeleton.parents))
+            black_box(features::extract(&prep, &skeleton.parents, features::FEATURE_VERSION))
         })
     });
     let prep = Prepared::new(&mesh, &skeleton).expect("prepare");
-    let feats = features::extract(&prep, &skeleton.parents);
+    let feats = features::extract(&prep, &skeleton.parents, features::FEATURE_VERSION);
     group.bench_function("learned_network", |b| {
         b.iter(|| black_box(learned.probabilities(&feats).expect("network")))
     });

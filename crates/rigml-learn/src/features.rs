@@ -15,6 +15,13 @@
 //! learns from the shape of the pair and not from how big a training character is.
 //! Padded candidate slots (skeletons with fewer usable bones) have mask 0 and all-zero features.
 //!
+//! Two layouts exist ([`FEATURE_VERSIONS`]); a model names its own in its metadata and inference
+//! extracts that one. They differ in one slot, [`ROOT_OR_INSIDE`]: version 3 says whether the
+//! candidate is a root joint, version 4 how much of the candidate's bone lies inside the mesh's
+//! solid. Whether a root deforms is a rig's convention (a ground root under the feet carries no
+//! weight; a fish's or a blob's root is its body), and the solid tells them apart where the flag
+//! cannot.
+//!
 //! Every vertex also gets a *patch*: [`PATCH_POINTS`] points of the surface around it (reached
 //! over the welded surface within [`PATCH_RADIUS`]), in a frame of its normal and its nearest
 //! bone, for a network with a point encoder ([`crate::model::NetConfig::patch`]) to read the
@@ -22,6 +29,7 @@
 
 use glam::Vec3;
 use rayon::prelude::*;
+use rigml_geom::voxel::{Cell, VoxelGrid};
 use rigml_geom::{closest_on_segment, Adjacency};
 use rigml_skin::bones::Bone;
 use rigml_skin::post::Prepared;
@@ -51,8 +59,19 @@ pub const PATCH_RADIUS: f32 = 0.06;
 /// Most vertices a patch search visits before choosing its points.
 const PATCH_GATHER: usize = 512;
 
-/// Bumped whenever the meaning of a feature changes (invalidates caches and models).
+/// The feature layout `rigml train` uses unless told otherwise, and the embedded model's. A new
+/// version is added whenever the meaning of a feature changes (invalidates caches and models).
 pub const FEATURE_VERSION: u32 = 3;
+
+/// Every layout this build extracts (a model of another version is refused).
+pub const FEATURE_VERSIONS: [u32; 2] = [3, 4];
+
+/// The slot that differs between versions: 1 for a root joint (version 3), or the share of the
+/// candidate bone's sample points inside the mesh's solid (version 4).
+pub const ROOT_OR_INSIDE: usize = 11;
+
+/// Voxels along the longest side of the solid that version 4's inside share is measured in.
+const INSIDE_RESOLUTION: usize = 64;
 
 /// Distances are clamped below by this (normalised units).
 const EPS: f32 = 1e-4;
@@ -399,22 +418,65 @@ fn patches(positions: &[Vec3], normals: &[Vec3], adjacency: &Adjacency, axes: &[
     out
 }
 
-/// Features of every welded vertex of `prep`, without the surface patches (all a network without
-/// a point encoder reads); `parents` is the skeleton's parent list.
-pub fn extract(prep: &Prepared, parents: &[Option<usize>]) -> Features {
-    extract_inner(prep, parents, false)
+/// Per joint, the share of its segments' sample points that lie inside the solid of the welded
+/// mesh (interior or boundary voxels; each closed piece is filled, the gaps between pieces and
+/// around them are outside). A ground root, whose bone runs from the floor up between the legs,
+/// scores low; a root inside a fish's body scores 1. An open mesh lets the flood in, so only
+/// points on its shell count; a mesh that gives no voxels scores 0 everywhere.
+fn inside_shares(positions: &[Vec3], triangles: &[[u32; 3]], bones: &[Bone], joint_count: usize) -> Vec<f32> {
+    let mut hits = vec![0usize; joint_count];
+    let mut total = vec![0usize; joint_count];
+    let Some(solid) = VoxelGrid::new(positions, triangles, INSIDE_RESOLUTION) else {
+        return vec![0.0; joint_count];
+    };
+    let inside = |p: Vec3| {
+        solid
+            .cell_of(p)
+            .and_then(|c| solid.cells.get(solid.index(c)))
+            .is_some_and(|&c| c != Cell::Exterior)
+    };
+    let last = (SEGMENT_SAMPLES - 1) as f32;
+    for b in bones {
+        let j = b.joint as usize;
+        if j >= joint_count {
+            continue;
+        }
+        for k in 0..SEGMENT_SAMPLES {
+            total[j] += 1;
+            hits[j] += usize::from(inside(b.a.lerp(b.b, k as f32 / last)));
+        }
+    }
+    hits.iter()
+        .zip(&total)
+        .map(|(&h, &t)| if t > 0 { h as f32 / t as f32 } else { 0.0 })
+        .collect()
+}
+
+/// Features of every welded vertex of `prep` in layout `version` (one of [`FEATURE_VERSIONS`]),
+/// without the surface patches (all a network without a point encoder reads); `parents` is the
+/// skeleton's parent list.
+pub fn extract(prep: &Prepared, parents: &[Option<usize>], version: u32) -> Features {
+    extract_inner(prep, parents, version, false)
 }
 
 /// [`extract`] plus every vertex's surface patch (for training samples, and for networks with a
 /// point encoder).
-pub fn extract_with_patches(prep: &Prepared, parents: &[Option<usize>]) -> Features {
-    extract_inner(prep, parents, true)
+pub fn extract_with_patches(prep: &Prepared, parents: &[Option<usize>], version: u32) -> Features {
+    extract_inner(prep, parents, version, true)
 }
 
-fn extract_inner(prep: &Prepared, parents: &[Option<usize>], with_patches: bool) -> Features {
+fn extract_inner(prep: &Prepared, parents: &[Option<usize>], version: u32, with_patches: bool) -> Features {
     let n = prep.welded.vertex_count();
     let joint_count = prep.bones.joint_count.max(1);
     let facts = JointFacts::new(prep, parents);
+    let inside = (version >= 4).then(|| {
+        inside_shares(
+            &prep.welded.positions,
+            &prep.welded.triangles,
+            &prep.bones.segments,
+            joint_count,
+        )
+    });
     let positions = &prep.welded.positions;
     let normals = vertex_normals(positions, &prep.welded.triangles);
     let cands: Vec<Vec<Candidate>> = positions.par_iter().map(|&p| candidates(prep, &facts, p)).collect();
@@ -507,7 +569,10 @@ fn extract_inner(prep: &Prepared, parents: &[Option<usize>], with_patches: bool)
                     .min(8.0);
                 x[9] = along;
                 x[10] = f32::from(u8::from(children == 0));
-                x[11] = f32::from(u8::from(facts.is_root.get(j).copied().unwrap_or(false)));
+                x[ROOT_OR_INSIDE] = match &inside {
+                    Some(share) => share.get(j).copied().unwrap_or(0.0),
+                    None => f32::from(u8::from(facts.is_root.get(j).copied().unwrap_or(false))),
+                };
                 x[12] = (children as f32 / 4.0).min(1.0);
                 x[13] = f32::from(u8::from(k == 0));
                 for r in 1..=4 {
@@ -596,5 +661,40 @@ mod tests {
         // The centroid of piece 1 (y = 1.5) lies on bone 1 and 0.6 from bone 0's end.
         assert!(pb.centroid_distance[at(1, 1)] < 1e-6);
         assert!((pb.centroid_distance[at(1, 0)] - 0.6).abs() < 1e-5);
+    }
+
+    #[test]
+    fn inside_shares_tell_a_bone_in_the_solid_from_one_outside_it() {
+        // A closed box over y in [0, 1]. Bone 0 starts half a unit below it (a ground root),
+        // bone 1 runs inside it, bone 2 lies above it, joint 3 has no segment.
+        let positions = corners(Vec3::new(-0.3, 0.0, -0.3), Vec3::new(0.3, 1.0, 0.3));
+        let triangles = [
+            [0, 2, 1],
+            [1, 2, 3],
+            [4, 5, 6],
+            [5, 7, 6],
+            [0, 1, 4],
+            [1, 5, 4],
+            [2, 6, 3],
+            [3, 6, 7],
+            [0, 4, 2],
+            [2, 4, 6],
+            [1, 3, 5],
+            [3, 7, 5],
+        ];
+        let bone = |joint, a: f32, b: f32| Bone {
+            joint,
+            a: Vec3::new(0.0, a, 0.0),
+            b: Vec3::new(0.0, b, 0.0),
+        };
+        let bones = [bone(0, -0.5, 0.5), bone(1, 0.5, 0.9), bone(2, 1.5, 2.0)];
+        let share = inside_shares(&positions, &triangles, &bones, 4);
+        // Bone 0's samples at y = -0.5, -0.375, ..., 0.5: those from y = 0 up (5 of 9) are in.
+        assert!((share[0] - 5.0 / 9.0).abs() < 1.5 / 9.0, "{share:?}");
+        assert_eq!(share[1], 1.0);
+        assert_eq!(share[2], 0.0);
+        assert_eq!(share[3], 0.0);
+        // No voxels: nothing is inside.
+        assert_eq!(inside_shares(&[], &[], &bones, 4), vec![0.0; 4]);
     }
 }

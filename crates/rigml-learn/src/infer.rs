@@ -72,6 +72,8 @@ pub struct Learned {
     /// The model's networks, unpacked once and shared by clones (a broken model keeps its
     /// error's text, reported on every use).
     networks: Arc<Result<Ensemble, String>>,
+    /// The feature layout the model was trained on (its metadata), which inference extracts.
+    feature_version: u32,
     /// Drop candidates below this share of the row's largest probability.
     pub relative: f32,
     /// Drop candidates below this probability.
@@ -113,7 +115,13 @@ impl Learned {
             LearnError::Model(problem) => problem,
             other => other.to_string(),
         });
+        let feature_version = model
+            .metadata
+            .get("rigml.feature_version")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(features::FEATURE_VERSION);
         Learned {
+            feature_version,
             model: Arc::new(model),
             networks: Arc::new(networks),
             relative,
@@ -173,9 +181,9 @@ impl Learned {
     ) -> Result<Scored, SkinError> {
         let prep = Prepared::with_tails(mesh, skeleton, tails)?;
         let feats = if self.reads_patches() {
-            features::extract_with_patches(&prep, &skeleton.parents)
+            features::extract_with_patches(&prep, &skeleton.parents, self.feature_version)
         } else {
-            features::extract(&prep, &skeleton.parents)
+            features::extract(&prep, &skeleton.parents, self.feature_version)
         };
         let probs = self.probabilities(&feats).map_err(|e| SkinError::Failed {
             solver: "learned",
@@ -508,7 +516,7 @@ mod tests {
     fn tube() -> (Prepared, Features) {
         let (mesh, skeleton) = tube_chain(3, 6, 8, 0.2, 1.0);
         let prep = Prepared::new(&mesh, &skeleton).unwrap();
-        let feats = features::extract(&prep, &skeleton.parents);
+        let feats = features::extract(&prep, &skeleton.parents, features::FEATURE_VERSION);
         (prep, feats)
     }
 

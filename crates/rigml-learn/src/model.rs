@@ -7,7 +7,7 @@
 //! surface patch: a shared two-layer MLP per point, max-pooled) adds a shape code to every
 //! pair's input.
 
-use crate::features::FEATURE_VERSION;
+use crate::features::FEATURE_VERSIONS;
 use crate::LearnError;
 use std::collections::HashMap;
 use std::path::Path;
@@ -112,15 +112,18 @@ impl ModelFile {
     }
 
     /// Parse safetensors bytes; `origin` names the source in errors. Checks that the model was
-    /// made for this feature layout.
+    /// made for a feature layout this build extracts.
     pub fn from_bytes(bytes: &[u8], origin: &str) -> Result<ModelFile, LearnError> {
         let model = ModelFile::read(bytes, origin)?;
         let version = model.metadata.get("rigml.feature_version").map(String::as_str);
-        if version != Some(FEATURE_VERSION.to_string().as_str()) {
+        if !version
+            .and_then(|v| v.parse::<u32>().ok())
+            .is_some_and(|v| FEATURE_VERSIONS.contains(&v))
+        {
             return Err(LearnError::ModelFile {
                 path: origin.to_string(),
                 problem: format!(
-                    "made for feature version {}, this build uses {FEATURE_VERSION}",
+                    "made for feature version {}, this build reads {FEATURE_VERSIONS:?}",
                     version.unwrap_or("(none)")
                 ),
             });

@@ -189,9 +189,12 @@ pub fn tensor_values(data: TensorData) -> Vec<f32> {
 }
 
 impl ModelFile {
-    /// Capture a network's weights with `metadata`; the feature version and shapes are added.
+    /// Capture a network's weights with `metadata`; the shapes are added, and the feature
+    /// version ([`FEATURE_VERSION`] unless `metadata` names one).
     pub fn from_net(net: &Net, mut metadata: HashMap<String, String>) -> ModelFile {
-        metadata.insert("rigml.feature_version".into(), FEATURE_VERSION.to_string());
+        metadata
+            .entry("rigml.feature_version".into())
+            .or_insert_with(|| FEATURE_VERSION.to_string());
         metadata.insert("rigml.candidates".into(), CANDIDATES.to_string());
         metadata.insert("rigml.features".into(), FEATURES.to_string());
         let weights = net

@@ -44,6 +44,8 @@ pub struct SampleOptions {
     pub subdivided_copies: usize,
     /// Seed of the vertex subset and the poses.
     pub seed: u64,
+    /// Feature layout of the samples (one of [`features::FEATURE_VERSIONS`]).
+    pub feature_version: u32,
 }
 
 impl Default for SampleOptions {
@@ -54,6 +56,7 @@ impl Default for SampleOptions {
             stretched_copies: 0,
             subdivided_copies: 0,
             seed: 1,
+            feature_version: FEATURE_VERSION,
         }
     }
 }
@@ -225,7 +228,7 @@ fn samples_of_pose(
     salt: u64,
 ) -> Result<Samples, LearnError> {
     let prep = Prepared::new(&character.mesh, &character.skeleton).map_err(|e| LearnError::Data(e.to_string()))?;
-    let feats: Features = features::extract_with_patches(&prep, &character.skeleton.parents);
+    let feats: Features = features::extract_with_patches(&prep, &character.skeleton.parents, options.feature_version);
     let n = feats.vertex_count;
     // Representative source vertex of every welded vertex.
     let mut source = vec![usize::MAX; n];
@@ -356,7 +359,7 @@ pub fn character_samples(id: &str, character: &Character, options: &SampleOption
 /// Cache key of a character's samples: its data, the options and the feature version.
 pub fn cache_key(id: &str, character: &Character, options: &SampleOptions) -> u64 {
     let mut h = fnv(0xcbf2_9ce4_8422_2325, id.as_bytes());
-    h = fnv(h, &FEATURE_VERSION.to_le_bytes());
+    h = fnv(h, &options.feature_version.to_le_bytes());
     for n in [
         options.max_vertices as u64,
         options.posed_copies as u64,
@@ -583,5 +586,37 @@ mod tests {
             cache_key("tube", &character, &plain),
             cache_key("tube", &character, &more)
         );
+    }
+
+    #[test]
+    fn feature_version_4_changes_one_slot_and_the_cache_key() {
+        let character = tube();
+        let v3 = SampleOptions {
+            max_vertices: 1000,
+            posed_copies: 0,
+            ..SampleOptions::default()
+        };
+        let v4 = SampleOptions {
+            feature_version: 4,
+            ..v3
+        };
+        let (a, b) = (
+            character_samples("tube", &character, &v3).unwrap(),
+            character_samples("tube", &character, &v4).unwrap(),
+        );
+        assert_eq!(a.len(), b.len());
+        let slot = features::ROOT_OR_INSIDE;
+        for (p, q) in a.x.chunks_exact(FEATURES).zip(b.x.chunks_exact(FEATURES)) {
+            for f in (0..FEATURES).filter(|&f| f != slot) {
+                assert_eq!(p[f], q[f]);
+            }
+            // The tube is open at both ends, so its voxel solid is a shell: no bone lies inside.
+            assert_eq!(q[slot], 0.0);
+        }
+        assert!(
+            a.x.chunks_exact(FEATURES).any(|p| p[slot] == 1.0),
+            "the root is a candidate somewhere"
+        );
+        assert_ne!(cache_key("tube", &character, &v3), cache_key("tube", &character, &v4));
     }
 }

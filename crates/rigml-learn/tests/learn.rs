@@ -31,11 +31,19 @@ fn features_do_not_change_when_the_character_is_scaled() {
     big.skeleton.bind_to_rest();
     let mut small = fox.clone();
     small.skeleton.bind_to_rest();
+    // Version 4 (the inside share in place of the root flag) is checked here; the other
+    // layout differs in that one slot.
+    let version = *features::FEATURE_VERSIONS.last().unwrap();
     let a = features::extract_with_patches(
         &Prepared::new(&small.mesh, &small.skeleton).unwrap(),
         &small.skeleton.parents,
+        version,
     );
-    let b = features::extract_with_patches(&Prepared::new(&big.mesh, &big.skeleton).unwrap(), &big.skeleton.parents);
+    let b = features::extract_with_patches(
+        &Prepared::new(&big.mesh, &big.skeleton).unwrap(),
+        &big.skeleton.parents,
+        version,
+    );
     assert_eq!(a.vertex_count, b.vertex_count);
     assert_eq!(a.values.len(), a.vertex_count * CANDIDATES * FEATURES);
     let mut worst = 0.0f32;
@@ -98,6 +106,7 @@ fn tiny_model_learns_and_reloads(patch: usize) {
         stretched_copies: 0,
         subdivided_copies: 0,
         seed: 7,
+        feature_version: features::FEATURE_VERSION,
     };
     let mut samples = Samples::default();
     for (i, id) in [
@@ -139,7 +148,7 @@ fn tiny_model_learns_and_reloads(patch: usize) {
     assert_eq!(reloaded, model);
     let fox = load("khronos-fox");
     let prep = Prepared::new(&fox.mesh, &fox.skeleton).unwrap();
-    let feats = features::extract_with_patches(&prep, &fox.skeleton.parents);
+    let feats = features::extract_with_patches(&prep, &fox.skeleton.parents, features::FEATURE_VERSION);
     assert_eq!(model.weights.contains_key("patch1.weight"), patch > 0);
     let solver = Learned::new(model);
     let p1 = solver.probabilities(&feats).unwrap();
@@ -160,6 +169,7 @@ fn learned_weights_obey_the_cap_and_normalisation_on_real_characters() {
         stretched_copies: 0,
         subdivided_copies: 0,
         seed: 3,
+        feature_version: features::FEATURE_VERSION,
     };
     let fox = load("khronos-fox");
     let samples = character_samples("khronos-fox", &fox, &options).unwrap();
@@ -212,4 +222,26 @@ fn the_candidate_model_loads_and_skins_a_character_within_its_cap() {
     assert_eq!(skin.vertex_count(), character.mesh.positions.len());
     assert!(skin.influences_max() <= options.max_influences);
     assert_eq!(skin.unskinned_count(), 0);
+}
+
+/// Version 4's inside share, read off the features of every candidate slot that holds `joint`.
+fn inside_share(character: &Character, joint: u32) -> f32 {
+    let prep = Prepared::new(&character.mesh, &character.skeleton).unwrap();
+    let feats = features::extract(&prep, &character.skeleton.parents, 4);
+    let slot = (0..feats.joints.len())
+        .find(|&i| feats.joints[i] == joint)
+        .unwrap_or_else(|| panic!("{}: joint {joint} is never a candidate", character.name));
+    feats.values[slot * FEATURES + features::ROOT_OR_INSIDE]
+}
+
+#[test]
+fn the_inside_share_tells_a_body_root_from_a_ground_root() {
+    // The cute fish's root is its front body (about half of the GT weight); the ultimate
+    // monsters' 43-joint rig stands on a weightless root on the ground plane.
+    let fish = load("quaternius-cute-fish-royalgramma");
+    let monster = load("quaternius-ultimate-monsters-frog");
+    let root = |c: &Character| c.skeleton.parents.iter().position(Option::is_none).unwrap() as u32;
+    let (body, ground) = (inside_share(&fish, root(&fish)), inside_share(&monster, root(&monster)));
+    assert!(body >= 0.8, "fish root {body}");
+    assert!(ground <= 0.5, "ground root {ground}");
 }

@@ -111,6 +111,13 @@ impl SkinRecipe {
         if self.characters == Some(0) {
             return Err(invalid("characters must be at least 1"));
         }
+        if !rigml_learn::features::FEATURE_VERSIONS.contains(&self.sampling.feature_version) {
+            return Err(invalid(format!(
+                "feature version must be one of {:?}, got {}",
+                rigml_learn::features::FEATURE_VERSIONS,
+                self.sampling.feature_version
+            )));
+        }
         if resuming && self.members > 1 {
             return Err(invalid(format!(
                 "resuming continues one network; it cannot be combined with {} members",
@@ -210,9 +217,18 @@ pub fn train_skin(
     progress: &mut dyn FnMut(Progress) -> Result<(), LearnError>,
 ) -> Result<TrainedSkin> {
     recipe.validate(resume.is_some())?;
+    let version = recipe.sampling.feature_version.to_string();
+    if let Some(found) = resume.and_then(|m| m.metadata.get("rigml.feature_version")) {
+        if *found != version {
+            return Err(invalid(format!(
+                "the model to resume was trained on feature version {found}, the recipe asks for {version}"
+            )));
+        }
+    }
     // Before any work: a build without training stops here.
     rigml_learn::training_device_name()?;
     let mut metadata = HashMap::new();
+    metadata.insert("rigml.feature_version".into(), version);
     metadata.insert(KEY_COMMAND.to_string(), recipe.command.clone());
     metadata.insert("rigml.train.split".into(), recipe.split.clone());
     metadata.insert(KEY_RELATIVE.into(), recipe.relative.to_string());
@@ -495,6 +511,13 @@ mod tests {
             SkinRecipe {
                 sampling: SampleOptions {
                     max_vertices: 0,
+                    ..SampleOptions::default()
+                },
+                ..SkinRecipe::default()
+            },
+            SkinRecipe {
+                sampling: SampleOptions {
+                    feature_version: 2,
                     ..SampleOptions::default()
                 },
                 ..SkinRecipe::default()
