@@ -102,8 +102,9 @@ pub struct Args {
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=16))]
     pub stretched_copies: u16,
     /// Subdivided copies of every training character: each triangle split in four, weights
-    /// interpolated at the new vertices (density augmentation; at most 4).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=4))]
+    /// interpolated at the new vertices (density augmentation; at most 4; 0 = none, as the
+    /// shipped models were trained).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=4))]
     pub subdivided_copies: u16,
     /// Feature layout: 3 (the embedded model's) or 4, where the flag that says whether a
     /// candidate bone is a root is replaced by the share of the bone inside the mesh's solid
