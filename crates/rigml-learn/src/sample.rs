@@ -422,7 +422,9 @@ pub fn cached_samples(
         source,
     })?;
     let bytes = encode(&samples)?;
-    let tmp = path.with_extension("tmp");
+    // Unique per process: two trainings sharing a cache may write the same entry at once, and
+    // each must rename its own file (the last rename wins; both files are the same samples).
+    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
     std::fs::write(&tmp, &bytes)
         .and_then(|()| std::fs::rename(&tmp, &path))
         .map_err(|source| LearnError::Io {
@@ -624,5 +626,28 @@ mod tests {
             "the root is a candidate somewhere"
         );
         assert_ne!(cache_key("tube", &character, &v3), cache_key("tube", &character, &v4));
+    }
+
+    #[test]
+    fn the_cache_returns_what_it_stored_and_leaves_no_temporary_file() {
+        let character = tube();
+        let options = SampleOptions {
+            max_vertices: 200,
+            posed_copies: 0,
+            subdivided_copies: 0,
+            ..SampleOptions::default()
+        };
+        let dir = std::env::temp_dir().join(format!("rigml-cache-test-{}", std::process::id()));
+        let first = cached_samples(Some(&dir), "tube", &character, &options).unwrap();
+        let again = cached_samples(Some(&dir), "tube", &character, &options).unwrap();
+        assert_eq!(first, again);
+        assert_eq!(first, character_samples("tube", &character, &options).unwrap());
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(names.len(), 1, "{names:?}");
+        assert!(names[0].ends_with(".safetensors"), "{names:?}");
     }
 }
