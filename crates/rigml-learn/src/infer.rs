@@ -115,11 +115,7 @@ impl Learned {
             LearnError::Model(problem) => problem,
             other => other.to_string(),
         });
-        let feature_version = model
-            .metadata
-            .get("rigml.feature_version")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(features::FEATURE_VERSION);
+        let feature_version = model.feature_version().unwrap_or(features::FEATURE_VERSION);
         Learned {
             feature_version,
             model: Arc::new(model),

@@ -71,6 +71,10 @@ pub type Weights = HashMap<String, (Vec<usize>, Vec<f32>)>;
 /// Metadata key of the number of networks in an ensemble file (absent: one network).
 pub const KEY_MEMBERS: &str = "rigml.members";
 
+/// Metadata key of the feature layout a model was trained on (one of
+/// [`crate::features::FEATURE_VERSIONS`]; inference extracts that layout).
+pub const KEY_FEATURE_VERSION: &str = "rigml.feature_version";
+
 /// Most networks one model file may hold.
 pub const MAX_MEMBERS: usize = 16;
 
@@ -115,11 +119,8 @@ impl ModelFile {
     /// made for a feature layout this build extracts.
     pub fn from_bytes(bytes: &[u8], origin: &str) -> Result<ModelFile, LearnError> {
         let model = ModelFile::read(bytes, origin)?;
-        let version = model.metadata.get("rigml.feature_version").map(String::as_str);
-        if !version
-            .and_then(|v| v.parse::<u32>().ok())
-            .is_some_and(|v| FEATURE_VERSIONS.contains(&v))
-        {
+        if !model.feature_version().is_some_and(|v| FEATURE_VERSIONS.contains(&v)) {
+            let version = model.metadata.get(KEY_FEATURE_VERSION).map(String::as_str);
             return Err(LearnError::ModelFile {
                 path: origin.to_string(),
                 problem: format!(
@@ -216,13 +217,18 @@ impl ModelFile {
             }
         }
         let mut model = ModelFile { weights, metadata };
-        for key in ["rigml.feature_version", "rigml.candidates", "rigml.features"] {
+        for key in [KEY_FEATURE_VERSION, "rigml.candidates", "rigml.features"] {
             if let Some(value) = members[0].metadata.get(key) {
                 model.metadata.insert(key.into(), value.clone());
             }
         }
         model.metadata.insert(KEY_MEMBERS.into(), members.len().to_string());
         Ok(model)
+    }
+
+    /// The feature layout named in the metadata, if present and a number.
+    pub fn feature_version(&self) -> Option<u32> {
+        self.metadata.get(KEY_FEATURE_VERSION).and_then(|v| v.parse().ok())
     }
 
     /// A metadata value parsed as f32, if present and valid.

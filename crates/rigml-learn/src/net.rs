@@ -193,7 +193,7 @@ impl ModelFile {
     /// version ([`FEATURE_VERSION`] unless `metadata` names one).
     pub fn from_net(net: &Net, mut metadata: HashMap<String, String>) -> ModelFile {
         metadata
-            .entry("rigml.feature_version".into())
+            .entry(crate::model::KEY_FEATURE_VERSION.into())
             .or_insert_with(|| FEATURE_VERSION.to_string());
         metadata.insert("rigml.candidates".into(), CANDIDATES.to_string());
         metadata.insert("rigml.features".into(), FEATURES.to_string());

@@ -217,9 +217,9 @@ pub fn train_skin(
     progress: &mut dyn FnMut(Progress) -> Result<(), LearnError>,
 ) -> Result<TrainedSkin> {
     recipe.validate(resume.is_some())?;
-    let version = recipe.sampling.feature_version.to_string();
-    if let Some(found) = resume.and_then(|m| m.metadata.get("rigml.feature_version")) {
-        if *found != version {
+    let version = recipe.sampling.feature_version;
+    if let Some(found) = resume.and_then(ModelFile::feature_version) {
+        if found != version {
             return Err(invalid(format!(
                 "the model to resume was trained on feature version {found}, the recipe asks for {version}"
             )));
@@ -228,7 +228,7 @@ pub fn train_skin(
     // Before any work: a build without training stops here.
     rigml_learn::training_device_name()?;
     let mut metadata = HashMap::new();
-    metadata.insert("rigml.feature_version".into(), version);
+    metadata.insert(rigml_learn::model::KEY_FEATURE_VERSION.into(), version.to_string());
     metadata.insert(KEY_COMMAND.to_string(), recipe.command.clone());
     metadata.insert("rigml.train.split".into(), recipe.split.clone());
     metadata.insert(KEY_RELATIVE.into(), recipe.relative.to_string());
