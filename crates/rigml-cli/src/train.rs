@@ -69,6 +69,11 @@ pub struct Args {
     /// vertex the weights fall back to heat's (the model remembers it; inference needs no flag).
     #[arg(long)]
     pub prior_residual: bool,
+    /// Let the network correct geodesic voxel binding (needs --feature-version 5 or 6): its
+    /// logits add a learnt multiple of ln(voxel share), so that where it has learnt nothing the
+    /// weights fall back to voxel binding's (with --prior-residual too, to both).
+    #[arg(long)]
+    pub voxel_prior_residual: bool,
     /// Draw batches family by family (a family uniformly, then one of its samples), so that a
     /// family of 35 characters weighs no more than a family of one. Families as in
     /// `rigml eval --folds`: the two folders below `characters/`.
@@ -106,10 +111,11 @@ pub struct Args {
     /// shipped models were trained).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=4))]
     pub subdivided_copies: u16,
-    /// Feature layout: 3 (the embedded model's) or 4, where the flag that says whether a
+    /// Feature layout: 3 (the embedded model's); 4, where the flag that says whether a
     /// candidate bone is a root is replaced by the share of the bone inside the mesh's solid
-    /// (a rig's root may be a weightless ground bone or the body itself; the solid tells which).
-    #[arg(long, default_value_t = rigml_learn::features::FEATURE_VERSION, value_parser = clap::value_parser!(u32).range(3..=4))]
+    /// (a rig's root may be a weightless ground bone or the body itself; the solid tells which);
+    /// 5 and 6, layouts 3 and 4 with geodesic voxel binding's weights as inputs beside bone heat's.
+    #[arg(long, default_value_t = rigml_learn::features::FEATURE_VERSION, value_parser = clap::value_parser!(u32).range(3..=6))]
     pub feature_version: u32,
     /// Inference: drop candidates below this share of the row's largest weight (stored in the
     /// model; with --val the value chosen on val replaces it).
@@ -222,6 +228,7 @@ fn recipe(args: &Args) -> SkinRecipe {
             hidden: args.hidden,
             patch: args.point_encoder,
             prior: args.prior_residual,
+            voxel_prior: args.voxel_prior_residual,
             groups: Vec::new(),
             seed: args.seed,
             val_every: args.val_every,

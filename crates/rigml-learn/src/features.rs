@@ -15,12 +15,14 @@
 //! learns from the shape of the pair and not from how big a training character is.
 //! Padded candidate slots (skeletons with fewer usable bones) have mask 0 and all-zero features.
 //!
-//! Two layouts exist ([`FEATURE_VERSIONS`]); a model names its own in its metadata and inference
-//! extracts that one. They differ in one slot, [`ROOT_OR_INSIDE`]: version 3 says whether the
-//! candidate is a root joint, version 4 how much of the candidate's bone lies inside the mesh's
-//! solid. Whether a root deforms is a rig's convention (a ground root under the feet carries no
-//! weight; a fish's or a blob's root is its body), and the solid tells them apart where the flag
-//! cannot.
+//! Four layouts exist ([`FEATURE_VERSIONS`]); a model names its own in its metadata and inference
+//! extracts that one. Versions 3 and 4 differ in one slot, [`ROOT_OR_INSIDE`]: version 3 says
+//! whether the candidate is a root joint, version 4 how much of the candidate's bone lies inside
+//! the mesh's solid. Whether a root deforms is a rig's convention (a ground root under the feet
+//! carries no weight; a fish's or a blob's root is its body), and the solid tells them apart where
+//! the flag cannot. Versions 5 and 6 are 3 and 4 with geodesic voxel binding as a second
+//! geometric prior beside bone heat ([`VOXEL_SHARE`], [`VOXEL_RELATIVE`]): voxel binding is the
+//! best geometric solver on rigs of few joints, where the network loses most.
 //!
 //! Every vertex also gets a *patch*: [`PATCH_POINTS`] points of the surface around it (reached
 //! over the welded surface within [`PATCH_RADIUS`]), in a frame of its normal and its nearest
@@ -64,7 +66,7 @@ const PATCH_GATHER: usize = 512;
 pub const FEATURE_VERSION: u32 = 3;
 
 /// Every layout this build extracts (a model of another version is refused).
-pub const FEATURE_VERSIONS: [u32; 2] = [3, 4];
+pub const FEATURE_VERSIONS: [u32; 4] = [3, 4, 5, 6];
 
 /// The slot that differs between versions: 1 for a root joint (version 3), or the share of the
 /// candidate bone's sample points inside the mesh's solid (version 4).
@@ -72,6 +74,30 @@ pub const ROOT_OR_INSIDE: usize = 11;
 
 /// Voxels along the longest side of the solid that version 4's inside share is measured in.
 const INSIDE_RESOLUTION: usize = 64;
+
+/// Versions 5 and 6: the slot of the candidate's share of the vertex's geodesic voxel binding
+/// row (normalised to sum 1). Versions 3 and 4 hold the candidate's rank there, which the
+/// distance ratio in slot 1 mostly repeats.
+pub const VOXEL_SHARE: usize = 2;
+
+/// Versions 5 and 6: the slot of the candidate's voxel weight relative to the row's largest.
+/// Versions 3 and 4 hold the "nearest candidate" flag there, which is slot 1 being zero.
+pub const VOXEL_RELATIVE: usize = 13;
+
+/// Voxels along the longest side for the voxel-binding features (the solver's own default is
+/// 256; half of it costs an eighth of the voxels, and the features are shares, not final weights).
+const VOXEL_RESOLUTION: usize = 128;
+
+/// Whether layout `version` holds the inside share in [`ROOT_OR_INSIDE`] (else the root flag).
+fn uses_inside_share(version: u32) -> bool {
+    matches!(version, 4 | 6)
+}
+
+/// Whether layout `version` holds voxel-binding shares in [`VOXEL_SHARE`] and [`VOXEL_RELATIVE`]
+/// (what a network with a voxel prior reads, [`crate::NetConfig::voxel_prior`]).
+pub fn holds_voxel_binding(version: u32) -> bool {
+    version >= 5
+}
 
 /// Distances are clamped below by this (normalised units).
 const EPS: f32 = 1e-4;
@@ -357,15 +383,47 @@ fn heat_shares(prep: &Prepared) -> Vec<Vec<(u32, f32)>> {
     let Ok(mut rows) = rigml_skin::heat::raw_rows(prep, true) else {
         return Vec::new();
     };
-    rows.par_iter_mut().for_each(|row| {
-        let sum: f32 = row.iter().map(|e| e.1).sum();
-        if sum > 0.0 && sum.is_finite() {
-            row.iter_mut().for_each(|e| e.1 /= sum);
-        } else {
-            row.clear();
-        }
-    });
+    rows.par_iter_mut().for_each(normalise_row);
     rows
+}
+
+/// Geodesic voxel binding rows of every welded vertex (at most [`CANDIDATES`] joints each),
+/// normalised to sum 1 (an empty list when the solve fails, so that the voxel features are all
+/// zero, as for heat).
+fn voxel_shares(prep: &Prepared) -> Vec<Vec<(u32, f32)>> {
+    let solver = rigml_skin::Voxel {
+        resolution: VOXEL_RESOLUTION,
+        ..Default::default()
+    };
+    let options = rigml_skin::SolveOptions {
+        max_influences: CANDIDATES,
+        ..Default::default()
+    };
+    let Ok(mut rows) = solver.raw_rows(prep, &options) else {
+        return Vec::new();
+    };
+    rows.par_iter_mut().for_each(normalise_row);
+    rows
+}
+
+/// Scales a row to sum 1, or empties it when its sum is not positive and finite.
+fn normalise_row(row: &mut Vec<(u32, f32)>) {
+    let sum: f32 = row.iter().map(|e| e.1).sum();
+    if sum > 0.0 && sum.is_finite() {
+        row.iter_mut().for_each(|e| e.1 /= sum);
+    } else {
+        row.clear();
+    }
+}
+
+/// The candidate `joint`'s share in `row` and that share relative to the row's largest (both 0
+/// when the row is missing or does not hold it).
+fn share_and_relative(row: Option<&Vec<(u32, f32)>>, joint: u32) -> (f32, f32) {
+    row.map_or((0.0, 0.0), |row| {
+        let top = row.iter().map(|e| e.1).fold(0.0f32, f32::max);
+        let share = row.iter().find(|e| e.0 == joint).map_or(0.0, |e| e.1);
+        (share, if top > 0.0 { share / top } else { 0.0 })
+    })
 }
 
 /// The surface patch of every welded vertex: the vertices reached from it over the welded
@@ -469,7 +527,7 @@ fn extract_inner(prep: &Prepared, parents: &[Option<usize>], version: u32, with_
     let n = prep.welded.vertex_count();
     let joint_count = prep.bones.joint_count.max(1);
     let facts = JointFacts::new(prep, parents);
-    let inside = (version >= 4).then(|| {
+    let inside = uses_inside_share(version).then(|| {
         inside_shares(
             &prep.welded.positions,
             &prep.welded.triangles,
@@ -497,6 +555,11 @@ fn extract_inner(prep: &Prepared, parents: &[Option<usize>], version: u32, with_
     let (pieces, piece_count) = prep.adjacency.components();
     let piece = piece_means(&prior, joint_count, &pieces, piece_count);
     let heat = heat_shares(prep);
+    let voxel = if holds_voxel_binding(version) {
+        voxel_shares(prep)
+    } else {
+        Vec::new()
+    };
     let piece_bones = PieceBones::new(positions, &pieces, piece_count, &prep.bones.segments, joint_count);
     let patch = if with_patches {
         let axes: Vec<Vec3> = cands
@@ -584,12 +647,10 @@ fn extract_inner(prep: &Prepared, parents: &[Option<usize>], version: u32, with_
                 x[21] = at(&long, c.joint);
                 x[22] = at(&piece, c.joint);
                 x[23] = (facts.segments.get(j).map_or(0, Vec::len) as f32 / 4.0).min(1.0);
-                let (share, top) = heat.get(v).map_or((0.0, 0.0), |row| {
-                    let top = row.iter().map(|e| e.1).fold(0.0f32, f32::max);
-                    (row.iter().find(|e| e.0 == c.joint).map_or(0.0, |e| e.1), top)
-                });
-                x[HEAT_SHARE] = share;
-                x[25] = if top > 0.0 { share / top } else { 0.0 };
+                (x[HEAT_SHARE], x[25]) = share_and_relative(heat.get(v), c.joint);
+                if holds_voxel_binding(version) {
+                    (x[VOXEL_SHARE], x[VOXEL_RELATIVE]) = share_and_relative(voxel.get(v), c.joint);
+                }
             }
         });
     Features {
@@ -661,6 +722,53 @@ mod tests {
         // The centroid of piece 1 (y = 1.5) lies on bone 1 and 0.6 from bone 0's end.
         assert!(pb.centroid_distance[at(1, 1)] < 1e-6);
         assert!((pb.centroid_distance[at(1, 0)] - 0.6).abs() < 1e-5);
+    }
+
+    #[test]
+    fn versions_5_and_6_add_voxel_binding_in_two_slots_and_change_nothing_else() {
+        // A closed tube around a four-bone chain: mid-segment vertices belong to their segment's
+        // bone by voxel binding (the solver's own test), so their voxel share is largest there.
+        let (mesh, skeleton) = rigml_skin::synthetic::closed_tube_chain(4, 8, 16, 0.3, 1.0);
+        let prep = Prepared::new(&mesh, &skeleton).unwrap();
+        let extract_v = |version| extract(&prep, &skeleton.parents, version);
+        let (v3, v4, v5, v6) = (extract_v(3), extract_v(4), extract_v(5), extract_v(6));
+        let voxel_slots = [VOXEL_SHARE, VOXEL_RELATIVE];
+        for v in 0..v3.vertex_count {
+            for k in 0..CANDIDATES {
+                for f in (0..FEATURES).filter(|f| !voxel_slots.contains(f)) {
+                    assert_eq!(v3.pair(v, k)[f], v5.pair(v, k)[f], "vertex {v} slot {k} feature {f}");
+                    assert_eq!(v4.pair(v, k)[f], v6.pair(v, k)[f], "vertex {v} slot {k} feature {f}");
+                }
+                for f in voxel_slots {
+                    assert_eq!(v5.pair(v, k)[f], v6.pair(v, k)[f]);
+                }
+            }
+            let shares: f32 = (0..CANDIDATES).map(|k| v5.pair(v, k)[VOXEL_SHARE]).sum();
+            assert!((shares - 1.0).abs() < 1e-4, "vertex {v}: shares sum to {shares}");
+        }
+        // The welded surface is normalised; the rule reads the tube's own units.
+        let mut source = vec![Vec3::ZERO; v5.vertex_count];
+        for (s, &w) in prep.welded.map.iter().enumerate() {
+            source[w as usize] = mesh.positions[s];
+        }
+        let mut checked = 0;
+        for (v, p) in source.iter().enumerate() {
+            let frac = p.y.fract();
+            if !(0.3..0.7).contains(&frac) || p.y >= 4.0 {
+                continue;
+            }
+            let best = (0..CANDIDATES)
+                .max_by(|&a, &b| v5.pair(v, a)[VOXEL_SHARE].total_cmp(&v5.pair(v, b)[VOXEL_SHARE]))
+                .unwrap();
+            assert_eq!(
+                v5.joints[v * CANDIDATES + best],
+                p.y.floor() as u32,
+                "vertex {v} at {p}"
+            );
+            assert_eq!(v5.pair(v, best)[VOXEL_RELATIVE], 1.0);
+            checked += 1;
+        }
+        assert!(checked > 0);
     }
 
     #[test]

@@ -9,8 +9,8 @@
 //! per-chunk scratch, and chunks run in parallel. Training keeps burn (it needs autodiff); the
 //! unit tests check that both give the same probabilities within 1e-5.
 
-use crate::features::{CANDIDATES, FEATURES, HEAT_SHARE, PATCH_DIMS, PATCH_POINTS};
-use crate::model::{checked_tensor, patch_width, prior_logit, prior_scale, ModelFile, Weights};
+use crate::features::{CANDIDATES, FEATURES, HEAT_SHARE, PATCH_DIMS, PATCH_POINTS, VOXEL_SHARE};
+use crate::model::{checked_tensor, patch_width, prior_logit, prior_scale, voxel_prior_scale, ModelFile, Weights};
 use crate::LearnError;
 use rayon::prelude::*;
 
@@ -92,6 +92,8 @@ pub struct Dense {
     patch: Option<(Layer, Layer)>,
     /// The learnt scale of the heat prior, if the network corrects heat's row.
     prior: Option<f32>,
+    /// The learnt scale of the voxel-binding prior, if the network corrects voxel's row.
+    voxel_prior: Option<f32>,
 }
 
 impl Dense {
@@ -122,6 +124,7 @@ impl Dense {
             hidden,
             patch,
             prior: prior_scale(weights),
+            voxel_prior: voxel_prior_scale(weights),
             pair: Layer::load(weights, "pair", FEATURES + w, h)?,
             mix: Layer::load(weights, "mix", 2 * h, h)?,
             deep: Layer::load(weights, "deep", h, h)?,
@@ -246,7 +249,10 @@ impl Dense {
         for (r, (p, &m)) in probs.iter_mut().zip(mask).enumerate() {
             let base = self
                 .prior
-                .map_or(0.0, |s| s * prior_logit(x[r * FEATURES + HEAT_SHARE]));
+                .map_or(0.0, |s| s * prior_logit(x[r * FEATURES + HEAT_SHARE]))
+                + self
+                    .voxel_prior
+                    .map_or(0.0, |s| s * prior_logit(x[r * FEATURES + VOXEL_SHARE]));
             *p = (*p + bias + base) * m + (1.0 - m) * PAD_LOGIT;
         }
         for row in probs.chunks_exact_mut(CANDIDATES) {
@@ -341,16 +347,20 @@ mod tests {
         if let Some((_, scale)) = model.weights.get_mut(crate::model::PRIOR_SCALE) {
             scale[0] = 0.7;
         }
+        if let Some((_, scale)) = model.weights.get_mut(crate::model::VOXEL_PRIOR_SCALE) {
+            scale[0] = 0.4;
+        }
         let net = Net::from_weights(&model.weights, &device).unwrap();
         assert_eq!(net.prior.is_some(), config.prior);
+        assert_eq!(net.voxel_prior.is_some(), config.voxel_prior);
         let dense = Dense::new(&model).unwrap();
         // 600 vertices (more than two chunks), some with padded slots.
         let n = 600;
         let mut rng = ChaCha8Rng::seed_from_u64(5);
-        // Heat shares lie in [0, 1]; a few negative ones check the clamp.
+        // Heat and voxel shares lie in [0, 1]; a few negative ones check the clamp.
         let x: Vec<f32> = (0..n * CANDIDATES * FEATURES)
             .map(|i| match i % FEATURES {
-                HEAT_SHARE => 1.05 * rng.random::<f32>() - 0.05,
+                HEAT_SHARE | VOXEL_SHARE => 1.05 * rng.random::<f32>() - 0.05,
                 _ => 2.0 * rng.random::<f32>() - 1.0,
             })
             .collect();
@@ -398,6 +408,22 @@ mod tests {
             hidden: 24,
             patch: 12,
             prior: true,
+            voxel_prior: false,
+        });
+    }
+
+    #[test]
+    fn matches_the_burn_network_with_voxel_and_heat_priors_within_1e_5() {
+        check_against_burn(NetConfig {
+            hidden: 24,
+            voxel_prior: true,
+            ..NetConfig::default()
+        });
+        check_against_burn(NetConfig {
+            hidden: 24,
+            prior: true,
+            voxel_prior: true,
+            ..NetConfig::default()
         });
     }
 
@@ -406,7 +432,7 @@ mod tests {
         check_against_burn(NetConfig {
             hidden: 24,
             patch: 12,
-            prior: false,
+            ..NetConfig::default()
         });
     }
 
@@ -422,6 +448,7 @@ mod tests {
                             hidden: 8 + 4 * seed as usize,
                             patch: 0,
                             prior: seed == 1,
+                            voxel_prior: seed == 2,
                         },
                         &device,
                     ),
@@ -488,7 +515,7 @@ mod tests {
                 NetConfig {
                     hidden: 4,
                     patch: 4,
-                    prior: false,
+                    ..NetConfig::default()
                 },
                 &device,
             ),

@@ -7,7 +7,7 @@
 //! surface patch: a shared two-layer MLP per point, max-pooled) adds a shape code to every
 //! pair's input.
 
-use crate::features::FEATURE_VERSIONS;
+use crate::features::{holds_voxel_binding, FEATURE_VERSIONS};
 use crate::LearnError;
 use std::collections::HashMap;
 use std::path::Path;
@@ -23,6 +23,11 @@ pub struct NetConfig {
     /// logits are added to `s · ln(heat share + PRIOR_FLOOR)` (`s` learnt, from 1), so that a
     /// network that has nothing to say for a vertex gives heat's row ([`prior_logit`]).
     pub prior: bool,
+    /// Whether the logits also add `s_v · ln(voxel share + PRIOR_FLOOR)` (`s_v` learnt, from 1):
+    /// a network that corrects geodesic voxel binding, the best geometric solver on rigs of few
+    /// joints. Needs a feature layout that holds voxel shares
+    /// ([`crate::features::holds_voxel_binding`]).
+    pub voxel_prior: bool,
 }
 
 impl Default for NetConfig {
@@ -31,6 +36,7 @@ impl Default for NetConfig {
             hidden: 64,
             patch: 0,
             prior: false,
+            voxel_prior: false,
         }
     }
 }
@@ -38,6 +44,9 @@ impl Default for NetConfig {
 /// Name of the learnt scale of the heat prior in a network's weights (shape `[1]`; absent: the
 /// network has no prior term).
 pub const PRIOR_SCALE: &str = "prior.scale";
+
+/// Name of the learnt scale of the voxel-binding prior (shape `[1]`; absent: no voxel term).
+pub const VOXEL_PRIOR_SCALE: &str = "prior_voxel.scale";
 
 /// Added to a heat share before its logarithm, so that a candidate to which heat gives nothing
 /// keeps a finite logit (`ln 1e-3 ≈ -6.9`: the network can still raise it).
@@ -51,8 +60,18 @@ pub fn prior_logit(share: f32) -> f32 {
 
 /// The learnt scale of the heat prior in named weights, if they hold one.
 pub fn prior_scale(weights: &Weights) -> Option<f32> {
+    scale_named(weights, PRIOR_SCALE)
+}
+
+/// The learnt scale of the voxel-binding prior in named weights, if they hold one.
+pub fn voxel_prior_scale(weights: &Weights) -> Option<f32> {
+    scale_named(weights, VOXEL_PRIOR_SCALE)
+}
+
+/// A `[1]`-shaped tensor of named weights as a number.
+fn scale_named(weights: &Weights, name: &str) -> Option<f32> {
     weights
-        .get(PRIOR_SCALE)
+        .get(name)
         .and_then(|(shape, values)| (shape.as_slice() == [1]).then(|| values.first().copied())?)
 }
 
@@ -127,6 +146,16 @@ impl ModelFile {
                     "made for feature version {}, this build reads {FEATURE_VERSIONS:?}",
                     version.unwrap_or("(none)")
                 ),
+            });
+        }
+        let voxel_prior = model.weights.keys().any(|name| name.ends_with(VOXEL_PRIOR_SCALE));
+        if let Some(version) = model
+            .feature_version()
+            .filter(|&v| voxel_prior && !holds_voxel_binding(v))
+        {
+            return Err(LearnError::ModelFile {
+                path: origin.to_string(),
+                problem: format!("corrects voxel binding, but its feature version {version} holds no voxel shares"),
             });
         }
         Ok(model)
@@ -291,6 +320,37 @@ mod tests {
         // Training resumes one network, not an ensemble.
         assert!(reloaded.net(&crate::device()).is_err());
         assert!(a.net(&crate::device()).is_ok());
+    }
+
+    #[test]
+    fn a_voxel_prior_is_read_only_with_a_layout_that_holds_voxel_shares() {
+        let device = crate::device();
+        device.seed(1);
+        let net = Net::new(
+            NetConfig {
+                hidden: 4,
+                voxel_prior: true,
+                ..NetConfig::default()
+            },
+            &device,
+        );
+        let layout = |version: u32| {
+            let metadata = HashMap::from([(KEY_FEATURE_VERSION.to_string(), version.to_string())]);
+            ModelFile::from_net(&net, metadata)
+        };
+        for version in [5, 6] {
+            let file = layout(version);
+            assert_eq!(voxel_prior_scale(&file.weights), Some(1.0));
+            assert!(ModelFile::from_bytes(&file.to_bytes().unwrap(), "memory").is_ok());
+        }
+        // Layout 3 holds the candidate's rank where the prior would read voxel's share; in an
+        // ensemble too.
+        let err = ModelFile::from_bytes(&layout(3).to_bytes().unwrap(), "v3.safetensors")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("v3.safetensors") && err.contains("voxel"), "{err}");
+        let ensemble = ModelFile::ensemble(&[single(4, 2), layout(3)], HashMap::new()).unwrap();
+        assert!(ModelFile::from_bytes(&ensemble.to_bytes().unwrap(), "memory").is_err());
     }
 
     #[test]

@@ -2,8 +2,11 @@
 //! [`crate::model`], its forward pass on tensors with autodiff, and its conversion to and from
 //! the named weights of a [`ModelFile`]. Inference does not use it ([`crate::forward`]).
 
-use crate::features::{CANDIDATES, FEATURES, FEATURE_VERSION, HEAT_SHARE, PATCH_DIMS};
-use crate::model::{checked_tensor, patch_width, prior_scale, ModelFile, NetConfig, Weights, PRIOR_FLOOR, PRIOR_SCALE};
+use crate::features::{CANDIDATES, FEATURES, FEATURE_VERSION, HEAT_SHARE, PATCH_DIMS, VOXEL_SHARE};
+use crate::model::{
+    checked_tensor, patch_width, prior_scale, voxel_prior_scale, ModelFile, NetConfig, Weights, PRIOR_FLOOR,
+    PRIOR_SCALE, VOXEL_PRIOR_SCALE,
+};
 use crate::LearnError;
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
@@ -43,6 +46,13 @@ pub struct Net {
     pub patch: Option<PatchEncoder>,
     /// The learnt scale of the heat prior (`[1]`), for a network that corrects heat's row.
     pub prior: Option<Param<Tensor<1>>>,
+    /// The learnt scale of the voxel-binding prior (`[1]`), for a network that corrects voxel's row.
+    pub voxel_prior: Option<Param<Tensor<1>>>,
+}
+
+/// A learnt scale `[1]` starting at `value`.
+fn scale_param(value: f32, device: &Device) -> Param<Tensor<1>> {
+    Param::from_tensor(Tensor::from_data(TensorData::new(vec![value], [1]), device))
 }
 
 impl Net {
@@ -60,9 +70,8 @@ impl Net {
             deep: LinearConfig::new(h, h).init(device),
             out: LinearConfig::new(h, 1).init(device),
             patch,
-            prior: config
-                .prior
-                .then(|| Param::from_tensor(Tensor::from_data(TensorData::new(vec![1.0f32], [1]), device))),
+            prior: config.prior.then(|| scale_param(1.0, device)),
+            voxel_prior: config.voxel_prior.then(|| scale_param(1.0, device)),
         }
     }
 
@@ -81,13 +90,16 @@ impl Net {
     pub fn forward(&self, x: Tensor<3>, mask: Tensor<2>, patch: Tensor<3>) -> Tensor<2> {
         let [b, k, _] = x.dims();
         let h = self.hidden();
-        let base = self.prior.as_ref().map(|scale| {
-            let share = x
-                .clone()
-                .slice([0..b, 0..k, HEAT_SHARE..HEAT_SHARE + 1])
-                .reshape([b, k]);
+        let term = |scale: &Param<Tensor<1>>, slot: usize| {
+            let share = x.clone().slice([0..b, 0..k, slot..slot + 1]).reshape([b, k]);
             (share.clamp_min(0.0) + PRIOR_FLOOR).log() * scale.val().reshape([1, 1]).expand([b, k])
-        });
+        };
+        let heat = self.prior.as_ref().map(|scale| term(scale, HEAT_SHARE));
+        let voxel = self.voxel_prior.as_ref().map(|scale| term(scale, VOXEL_SHARE));
+        let base = match (heat, voxel) {
+            (Some(h), Some(v)) => Some(h + v),
+            (h, v) => h.or(v),
+        };
         let x = match &self.patch {
             Some(encoder) => {
                 let code = encoder.forward(patch);
@@ -141,6 +153,13 @@ impl Net {
         if let Some(scale) = &self.prior {
             out.push((PRIOR_SCALE.into(), vec![1], tensor_values(scale.val().into_data())));
         }
+        if let Some(scale) = &self.voxel_prior {
+            out.push((
+                VOXEL_PRIOR_SCALE.into(),
+                vec![1],
+                tensor_values(scale.val().into_data()),
+            ));
+        }
         out
     }
 
@@ -177,8 +196,8 @@ impl Net {
             deep: layer("deep", h, h)?,
             out: layer("out", h, 1)?,
             patch,
-            prior: prior_scale(weights)
-                .map(|s| Param::from_tensor(Tensor::from_data(TensorData::new(vec![s], [1]), device))),
+            prior: prior_scale(weights).map(|s| scale_param(s, device)),
+            voxel_prior: voxel_prior_scale(weights).map(|s| scale_param(s, device)),
         })
     }
 }

@@ -28,6 +28,8 @@ pub struct TrainConfig {
     pub patch: usize,
     /// Whether the network corrects the bone-heat solution ([`crate::NetConfig::prior`]).
     pub prior: bool,
+    /// Whether the network corrects voxel binding's solution ([`crate::NetConfig::voxel_prior`]).
+    pub voxel_prior: bool,
     /// Group of every asset (indexed like [`crate::Samples::asset`], e.g. its family): when not
     /// empty, each batch sample draws a group uniformly and then one of its samples, so that
     /// every group weighs the same however many characters it has. Empty: samples uniformly.
@@ -93,6 +95,7 @@ impl Default for TrainConfig {
             hidden: 64,
             patch: 0,
             prior: false,
+            voxel_prior: false,
             groups: Vec::new(),
             seed: 1,
             val_every: 250,

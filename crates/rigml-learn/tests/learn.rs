@@ -31,8 +31,8 @@ fn features_do_not_change_when_the_character_is_scaled() {
     big.skeleton.bind_to_rest();
     let mut small = fox.clone();
     small.skeleton.bind_to_rest();
-    // Version 4 (the inside share in place of the root flag) is checked here; the other
-    // layout differs in that one slot.
+    // The last layout (the inside share in place of the root flag, voxel binding's weights in
+    // two slots) is checked here; the others differ from it in those three slots.
     let version = *features::FEATURE_VERSIONS.last().unwrap();
     let a = features::extract_with_patches(
         &Prepared::new(&small.mesh, &small.skeleton).unwrap(),

@@ -118,6 +118,12 @@ impl SkinRecipe {
                 self.sampling.feature_version
             )));
         }
+        if self.config.voxel_prior && !rigml_learn::features::holds_voxel_binding(self.sampling.feature_version) {
+            return Err(invalid(format!(
+                "a voxel prior reads voxel binding's shares, which feature version {} does not hold (5 and 6 do)",
+                self.sampling.feature_version
+            )));
+        }
         if resuming && self.members > 1 {
             return Err(invalid(format!(
                 "resuming continues one network; it cannot be combined with {} members",
@@ -522,9 +528,31 @@ mod tests {
                 },
                 ..SkinRecipe::default()
             },
+            // A voxel prior on a layout without voxel shares (3 is the default).
+            SkinRecipe {
+                config: TrainConfig {
+                    voxel_prior: true,
+                    ..TrainConfig::default()
+                },
+                ..SkinRecipe::default()
+            },
         ];
         for recipe in &bad {
             assert!(recipe.validate(false).is_err(), "{recipe:?} was accepted");
+        }
+        for version in [5, 6] {
+            let voxel = SkinRecipe {
+                config: TrainConfig {
+                    voxel_prior: true,
+                    ..TrainConfig::default()
+                },
+                sampling: SampleOptions {
+                    feature_version: version,
+                    ..SampleOptions::default()
+                },
+                ..SkinRecipe::default()
+            };
+            assert!(voxel.validate(false).is_ok(), "layout {version}");
         }
         let ensemble = SkinRecipe {
             members: 3,

@@ -168,6 +168,7 @@ pub fn train(
                     hidden: config.hidden,
                     patch: config.patch,
                     prior: config.prior,
+                    voxel_prior: config.voxel_prior,
                 },
                 &device,
             ),

@@ -84,6 +84,17 @@ impl SkinSolver for Voxel {
 
     fn solve(&self, mesh: &Mesh, skeleton: &Skeleton, options: &SolveOptions) -> Result<Skin, SkinError> {
         let prep = Prepared::for_solve(mesh, skeleton, options)?;
+        let rows = self.raw_rows(&prep, options)?;
+        finish(&prep, rows, options)
+    }
+}
+
+impl Voxel {
+    /// Raw voxel rows for every welded vertex of `prep`: each of its `options.max_influences`
+    /// nearest joints by geodesic voxel distance with its weight relative to the nearest's (the
+    /// nearest has 1), before normalising and pruning. The solver before post-processing, for
+    /// callers that use voxel binding as an input (the learned model's features, layout 5).
+    pub fn raw_rows(&self, prep: &Prepared, options: &SolveOptions) -> Result<Vec<Row>, SkinError> {
         let positions = &prep.welded.positions;
         let mut grid =
             VoxelGrid::new(positions, &prep.welded.triangles, self.resolution).ok_or(SkinError::EmptyMesh)?;
@@ -107,7 +118,7 @@ impl SkinSolver for Voxel {
         let k = options.max_influences.max(1).min(prep.bones.joint_count.max(1));
         options.check_cancel()?;
         let solid = Solid::new(&grid);
-        let joints = joint_seeds(&grid, &solid, &prep);
+        let joints = joint_seeds(&grid, &solid, prep);
         // First every voxel's distance to its nearest bone, then per joint the voxels within
         // reach of it (a bounded search per joint, in parallel).
         let all: Vec<(u32, u32)> = joints.iter().flat_map(|j| j.1.iter().copied()).collect();
@@ -171,7 +182,7 @@ impl SkinSolver for Voxel {
                     .collect()
             })
             .collect();
-        finish(&prep, rows, options)
+        Ok(rows)
     }
 }
 
