@@ -16,6 +16,8 @@ fn infer(c: &mut Criterion) {
     let (mesh, skeleton) = tube_chain(59, 10, 34, 0.1, 0.5);
     let options = SolveOptions::default();
     let learned = Learned::embedded().expect("embedded model");
+    // The layout the embedded model reads (its metadata), as inference extracts it.
+    let version = learned.model().feature_version().unwrap_or(features::FEATURE_VERSION);
     let mut group = c.benchmark_group(format!(
         "{}k_verts_{}_joints",
         mesh.vertex_count() / 1000,
@@ -29,11 +31,11 @@ fn infer(c: &mut Criterion) {
     group.bench_function("learned_features", |b| {
         b.iter(|| {
             let prep = Prepared::new(&mesh, &skeleton).expect("prepare");
-            black_box(features::extract(&prep, &skeleton.parents, features::FEATURE_VERSION))
+            black_box(features::extract(&prep, &skeleton.parents, version))
         })
     });
     let prep = Prepared::new(&mesh, &skeleton).expect("prepare");
-    let feats = features::extract(&prep, &skeleton.parents, features::FEATURE_VERSION);
+    let feats = features::extract(&prep, &skeleton.parents, version);
     group.bench_function("learned_network", |b| {
         b.iter(|| black_box(learned.probabilities(&feats).expect("network")))
     });

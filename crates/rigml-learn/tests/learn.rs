@@ -206,19 +206,24 @@ fn the_embedded_model_loads_and_names_its_thresholds() {
 }
 
 #[test]
-fn the_candidate_model_loads_and_skins_a_character_within_its_cap() {
-    // models/skin-candidate-176.safetensors: the recipe fitted on the grown train split (176
-    // characters), shipped beside the embedded default for `--model` (docs/model-card-skin.md).
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/skin-candidate-176.safetensors");
-    let model = ModelFile::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+fn the_embedded_model_is_the_176_character_ensemble_and_skins_within_its_cap() {
+    // models/skin-default.safetensors: five networks fitted on the grown train split (176
+    // characters) with feature layout 5 and the voxel prior (docs/model-card-skin.md).
+    let learned = Learned::embedded().unwrap();
+    let model = learned.model();
     assert_eq!(model.member_count().unwrap(), 5);
     let assets = model.metadata["rigml.train.assets"].split(',').count();
     assert_eq!(assets, 176, "trained on the whole grown train split");
+    assert_eq!(model.feature_version(), Some(5));
+    let voxel_scales = model
+        .weights
+        .keys()
+        .filter(|k| k.ends_with("prior_voxel.scale"))
+        .count();
+    assert_eq!(voxel_scales, 5, "every member corrects voxel binding");
     let character = load("quaternius-fish-whale");
     let options = SolveOptions::default();
-    let skin = Learned::new(model)
-        .solve(&character.mesh, &character.skeleton, &options)
-        .unwrap();
+    let skin = learned.solve(&character.mesh, &character.skeleton, &options).unwrap();
     assert_eq!(skin.vertex_count(), character.mesh.positions.len());
     assert!(skin.influences_max() <= options.max_influences);
     assert_eq!(skin.unskinned_count(), 0);
