@@ -167,6 +167,27 @@ impl Dense {
         Ok(out)
     }
 
+    /// Softmax over the candidates of the prior's logits alone, the network's correction
+    /// withdrawn (what the network would give if its output were zero), for features `x` and
+    /// `mask` as [`Dense::probabilities`] takes them; `None` for a network without a prior.
+    pub fn prior_probabilities(&self, x: &[f32], mask: &[f32]) -> Option<Vec<f32>> {
+        if self.prior.is_none() && self.voxel_prior.is_none() {
+            return None;
+        }
+        let mut out: Vec<f32> = mask
+            .par_iter()
+            .enumerate()
+            .map(|(r, &m)| {
+                let row = &x[r * FEATURES..(r + 1) * FEATURES];
+                let base = self.prior.map_or(0.0, |s| s * prior_logit(row[HEAT_SHARE]))
+                    + self.voxel_prior.map_or(0.0, |s| s * prior_logit(row[VOXEL_SHARE]));
+                base * m + (1.0 - m) * PAD_LOGIT
+            })
+            .collect();
+        out.par_chunks_mut(CANDIDATES).for_each(softmax_row);
+        Some(out)
+    }
+
     /// Whether the network has a point encoder (and so needs surface patches).
     pub fn reads_patches(&self) -> bool {
         self.patch.is_some()
@@ -255,16 +276,32 @@ impl Dense {
                     .map_or(0.0, |s| s * prior_logit(x[r * FEATURES + VOXEL_SHARE]));
             *p = (*p + bias + base) * m + (1.0 - m) * PAD_LOGIT;
         }
-        for row in probs.chunks_exact_mut(CANDIDATES) {
-            let top = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let mut sum = 0.0;
-            for p in row.iter_mut() {
-                *p = (*p - top).exp();
-                sum += *p;
-            }
-            row.iter_mut().for_each(|p| *p /= sum);
-        }
+        probs.chunks_exact_mut(CANDIDATES).for_each(softmax_row);
     }
+}
+
+/// Logits to probabilities in place (one vertex's candidates).
+fn softmax_row(row: &mut [f32]) {
+    let top = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for p in row.iter_mut() {
+        *p = (*p - top).exp();
+        sum += *p;
+    }
+    row.iter_mut().for_each(|p| *p /= sum);
+}
+
+/// What [`Ensemble::probabilities_with_spread`] gives: the members' mean probabilities, how far
+/// the members disagree on each vertex, and the mean of their prior-only probabilities.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spread {
+    /// Mean of the members' probabilities, `[n * CANDIDATES]`.
+    pub mean: Vec<f32>,
+    /// Per vertex, the mean over members of the total-variation distance between a member's
+    /// row and the mean row (0: all agree; at most 1), `[n]`.
+    pub spread: Vec<f32>,
+    /// Mean of the members' [`Dense::prior_probabilities`], if every member has a prior.
+    pub prior: Option<Vec<f32>>,
 }
 
 /// Every network of a model file (one, or an ensemble's members): the probabilities are the
@@ -305,6 +342,46 @@ impl Ensemble {
     /// Whether any member has a point encoder (and so needs surface patches).
     pub fn reads_patches(&self) -> bool {
         self.members.iter().any(Dense::reads_patches)
+    }
+
+    /// The members' mean probabilities with their disagreement per vertex and the prior they
+    /// correct (see [`Spread`]). Where members trained alike but for their seeds disagree, the
+    /// character is unlike what they learned from, and inference can fall back toward the prior
+    /// (`Learned::fallback`).
+    pub fn probabilities_with_spread(&self, x: &[f32], mask: &[f32], patch: &[f32]) -> Result<Spread, LearnError> {
+        let members = self
+            .members
+            .iter()
+            .map(|m| m.probabilities(x, mask, patch))
+            .collect::<Result<Vec<_>, _>>()?;
+        if members.is_empty() {
+            return Err(LearnError::Model("an ensemble without networks".into()));
+        }
+        let share = 1.0 / members.len() as f32;
+        let mut mean = vec![0.0f32; mask.len()];
+        for p in &members {
+            mean.par_iter_mut().zip(p).for_each(|(m, q)| *m += q * share);
+        }
+        let spread = (0..mask.len() / CANDIDATES)
+            .into_par_iter()
+            .map(|v| {
+                let row = v * CANDIDATES..(v + 1) * CANDIDATES;
+                let distance = |p: &Vec<f32>| {
+                    let pairs = p[row.clone()].iter().zip(&mean[row.clone()]);
+                    0.5 * pairs.map(|(a, b)| (a - b).abs()).sum::<f32>()
+                };
+                members.iter().map(distance).sum::<f32>() * share
+            })
+            .collect();
+        let priors: Option<Vec<Vec<f32>>> = self.members.iter().map(|m| m.prior_probabilities(x, mask)).collect();
+        let prior = priors.map(|priors| {
+            let mut out = vec![0.0f32; mask.len()];
+            for p in &priors {
+                out.par_iter_mut().zip(p).for_each(|(m, q)| *m += q * share);
+            }
+            out
+        });
+        Ok(Spread { mean, spread, prior })
     }
 
     /// Mean of the members' [`Dense::probabilities`].

@@ -61,6 +61,10 @@ pub const KEY_SMOOTH: &str = "rigml.infer.smooth";
 pub const KEY_SHARPEN: &str = "rigml.infer.sharpen";
 pub const KEY_RIGID: &str = "rigml.infer.rigid";
 pub const KEY_RIGID_SINGLE: &str = "rigml.infer.rigid_single_bone";
+pub const KEY_FALLBACK: &str = "rigml.infer.fallback";
+
+/// Default fallback strength when a model file does not name one (0: off).
+pub const DEFAULT_FALLBACK: f32 = 0.0;
 
 /// Most smoothing rounds a model file may ask for.
 pub const MAX_SMOOTH: usize = 16;
@@ -88,6 +92,11 @@ pub struct Learned {
     /// The same for a piece that holds no joint and that one bone runs through
     /// ([`Features::single_bone`]); the lower of the two applies to such a piece.
     pub rigid_single: f32,
+    /// How far a vertex falls back from the members' mean toward the prior they correct where
+    /// they disagree: its probabilities become `(1 - w) mean + w prior`, `w = min(1, fallback *
+    /// spread)` ([`crate::forward::Spread`]). 0 turns it off; it needs an ensemble whose members
+    /// correct a prior, and is ignored otherwise.
+    pub fallback: f32,
 }
 
 impl Learned {
@@ -111,6 +120,10 @@ impl Learned {
             .setting(KEY_RIGID_SINGLE)
             .filter(|s| (0.0..=RIGID_OFF).contains(s))
             .unwrap_or(rigid);
+        let fallback = model
+            .setting(KEY_FALLBACK)
+            .filter(|s| (0.0..=100.0).contains(s))
+            .unwrap_or(DEFAULT_FALLBACK);
         let networks = Ensemble::new(&model).map_err(|e| match e {
             LearnError::Model(problem) => problem,
             other => other.to_string(),
@@ -126,6 +139,7 @@ impl Learned {
             sharpen,
             rigid,
             rigid_single,
+            fallback,
         }
     }
 
@@ -156,10 +170,28 @@ impl Learned {
     /// Candidate probabilities `[n * K]` for extracted features (the network, or the mean of an
     /// ensemble's networks, before smoothing).
     pub fn probabilities(&self, feats: &Features) -> Result<Vec<f32>, LearnError> {
-        match self.networks.as_ref() {
-            Ok(networks) => networks.probabilities(&feats.values, &feats.mask, &feats.patch),
-            Err(problem) => Err(LearnError::Model(problem.clone())),
+        let networks = self
+            .networks
+            .as_ref()
+            .as_ref()
+            .map_err(|problem| LearnError::Model(problem.clone()))?;
+        if self.fallback <= 0.0 || networks.len() < 2 {
+            return networks.probabilities(&feats.values, &feats.mask, &feats.patch);
         }
+        let spread = networks.probabilities_with_spread(&feats.values, &feats.mask, &feats.patch)?;
+        let Some(prior) = spread.prior else {
+            return Ok(spread.mean);
+        };
+        let mut probs = spread.mean;
+        probs
+            .par_chunks_mut(CANDIDATES)
+            .zip(prior.par_chunks(CANDIDATES))
+            .zip(&spread.spread)
+            .for_each(|((row, prior), &d)| {
+                let w = (self.fallback * d).min(1.0);
+                row.iter_mut().zip(prior).for_each(|(p, q)| *p = (1.0 - w) * *p + w * q);
+            });
+        Ok(probs)
     }
 
     /// Features and probabilities of one mesh, for [`Learned::finish`] (and threshold search,
@@ -544,6 +576,55 @@ mod tests {
             let error = broken.probabilities(&feats).unwrap_err().to_string();
             assert!(error.starts_with("model: member 1:"), "{error}");
         }
+    }
+
+    #[test]
+    #[cfg(feature = "train")] // makes its models with the burn network
+    fn where_members_disagree_the_fallback_moves_rows_toward_the_prior() {
+        let (mesh, skeleton) = tube_chain(3, 6, 8, 0.2, 1.0);
+        let prep = Prepared::new(&mesh, &skeleton).unwrap();
+        let feats = features::extract(&prep, &skeleton.parents, 5);
+        let device = crate::device();
+        let single = |seed: u64, voxel_prior: bool| {
+            device.seed(seed);
+            let config = crate::model::NetConfig {
+                hidden: 8,
+                voxel_prior,
+                ..Default::default()
+            };
+            ModelFile::from_net(&crate::Net::new(config, &device), Default::default())
+        };
+        let model = ModelFile::ensemble(&[single(1, true), single(2, true)], Default::default()).unwrap();
+        let spread = Ensemble::new(&model)
+            .unwrap()
+            .probabilities_with_spread(&feats.values, &feats.mask, &feats.patch)
+            .unwrap();
+        let prior = spread.prior.clone().expect("both members correct voxel binding");
+        assert_eq!(spread.spread.len(), feats.mask.len() / CANDIDATES);
+        assert!(spread.spread.iter().all(|d| (0.0..=1.0).contains(d)));
+        assert!(spread.spread.iter().any(|&d| d > 1e-3), "two seeds disagree somewhere");
+        let mut learned = Learned::new(model);
+        assert_eq!(learned.fallback, 0.0, "off unless the model asks for it");
+        let plain = learned.probabilities(&feats).unwrap();
+        assert!(plain.iter().zip(&spread.mean).all(|(a, b)| (a - b).abs() < 1e-6));
+        learned.fallback = 50.0;
+        let blended = learned.probabilities(&feats).unwrap();
+        for (v, &d) in spread.spread.iter().enumerate() {
+            let w = (50.0 * d).min(1.0);
+            let row = v * CANDIDATES..(v + 1) * CANDIDATES;
+            for k in row.clone() {
+                let expected = (1.0 - w) * spread.mean[k] + w * prior[k];
+                assert!((blended[k] - expected).abs() < 1e-5, "vertex {v}");
+            }
+            let sum: f32 = blended[row].iter().sum();
+            assert!((sum - 1.0).abs() < 1e-4, "vertex {v}: row sums to {sum}");
+        }
+        // Members without a prior have nothing to fall back to: the mean is kept.
+        let mut plain_members =
+            Learned::new(ModelFile::ensemble(&[single(1, false), single(2, false)], Default::default()).unwrap());
+        let mean = plain_members.probabilities(&feats).unwrap();
+        plain_members.fallback = 50.0;
+        assert_eq!(plain_members.probabilities(&feats).unwrap(), mean);
     }
 
     #[test]
