@@ -167,6 +167,13 @@ impl Dense {
         Ok(out)
     }
 
+    /// The logit the priors give one (vertex, candidate) row of features before the network's
+    /// correction: each prior's learnt scale times the log of its share (0 without priors).
+    fn base_logit(&self, row: &[f32]) -> f32 {
+        self.prior.map_or(0.0, |s| s * prior_logit(row[HEAT_SHARE]))
+            + self.voxel_prior.map_or(0.0, |s| s * prior_logit(row[VOXEL_SHARE]))
+    }
+
     /// Softmax over the candidates of the prior's logits alone, the network's correction
     /// withdrawn (what the network would give if its output were zero), for features `x` and
     /// `mask` as [`Dense::probabilities`] takes them; `None` for a network without a prior.
@@ -177,12 +184,7 @@ impl Dense {
         let mut out: Vec<f32> = mask
             .par_iter()
             .enumerate()
-            .map(|(r, &m)| {
-                let row = &x[r * FEATURES..(r + 1) * FEATURES];
-                let base = self.prior.map_or(0.0, |s| s * prior_logit(row[HEAT_SHARE]))
-                    + self.voxel_prior.map_or(0.0, |s| s * prior_logit(row[VOXEL_SHARE]));
-                base * m + (1.0 - m) * PAD_LOGIT
-            })
+            .map(|(r, &m)| self.base_logit(&x[r * FEATURES..(r + 1) * FEATURES]) * m + (1.0 - m) * PAD_LOGIT)
             .collect();
         out.par_chunks_mut(CANDIDATES).for_each(softmax_row);
         Some(out)
@@ -268,12 +270,7 @@ impl Dense {
         self.out.apply(deep, rows, h, 0, probs);
         let bias = self.out.bias.first().copied().unwrap_or(0.0);
         for (r, (p, &m)) in probs.iter_mut().zip(mask).enumerate() {
-            let base = self
-                .prior
-                .map_or(0.0, |s| s * prior_logit(x[r * FEATURES + HEAT_SHARE]))
-                + self
-                    .voxel_prior
-                    .map_or(0.0, |s| s * prior_logit(x[r * FEATURES + VOXEL_SHARE]));
+            let base = self.base_logit(&x[r * FEATURES..(r + 1) * FEATURES]);
             *p = (*p + bias + base) * m + (1.0 - m) * PAD_LOGIT;
         }
         probs.chunks_exact_mut(CANDIDATES).for_each(softmax_row);
