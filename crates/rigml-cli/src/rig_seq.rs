@@ -46,7 +46,9 @@ pivots the sequence turns them about (--keep-joints leaves them; a humanoid's st
 retargeting). Each frame is matched by posing that rig: joint rotations about the joints (the
 bones keep their lengths) and a translation of the body root, by sweeps of weighted Procrustes
 from the root outward. The weights are refitted to those poses --refine times (the poses after
-each). The output's mesh is the rigged frame, its clip has one key per frame.
+each). Last, joints are added midway along the bones that replay the sequence worst, each kept
+only when it lowers the error by more than its share (--splits). The output's mesh is the rigged
+frame, its clip has one key per frame.
 
 Reported: the reconstruction RMSE of the posed rig against the frames, per round and per frame
 (METRICS.md §6 units: the largest frame's longest bounding-box side is 1; compare with `rigml
@@ -127,6 +129,15 @@ pub struct Args {
     /// docs/experiments/2026-11-27-rig-seq.md.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=100))]
     pub pivot_rounds: u16,
+    /// Splits tried, at most, where the rig replays the sequence worst: after the alternation of
+    /// joints and weights, the bone whose vertices carry the most residual gets a joint at its
+    /// middle and the alternation runs again (a split that does not lower the error is undone
+    /// and the next bone tried). Of the rigs on the way, the one of least error × weighted
+    /// joints is written (a joint must lower the error by more than its share). Each try costs
+    /// about one more alternation; 0 keeps the template's joints. Not for humanoids (the
+    /// retargeter reads the template's joints).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(0..=64))]
+    pub splits: u16,
     #[command(flatten)]
     pub bake: BakeArgs,
     /// Skinned input: compare the fitted joints' motion with the file's own joints (matched one
@@ -306,7 +317,6 @@ pub fn run(args: &Args) -> Result<String> {
     let fixed = rigml_rig::controls(&character.skeleton);
     let mut fitter = PoseFitter::new(&character.skeleton, &skin, &anchor_positions, &fixed).map_err(|e| in_file(&e))?;
 
-    let joints = character.skeleton.joint_count();
     let fit_started = Instant::now();
     let weight_options = WeightOptions {
         max_influences: usize::from(args.max_influences),
@@ -338,74 +348,41 @@ pub fn run(args: &Args) -> Result<String> {
         free_starts = starts;
     }
     bar.set_message("poses".to_string());
-    let mut fitted =
+    let fitted =
         fit_frames(&fitter, source, anchor, None, &free_starts, &fit_options, &bar).map_err(|e| in_file(&e))?;
-    let mut skin = skin;
     // (RMSE, max, per frame) of the latest fit; its RMSE after every round.
-    let mut error = rmse_of(&fitter, source, &fitted, normalisation.scale).map_err(|e| in_file(&e))?;
+    let error = rmse_of(&fitter, source, &fitted, normalisation.scale).map_err(|e| in_file(&e))?;
     let mut history = vec![error.0];
-    // With the joints kept, a round is the --refine weight rounds alone.
+    let alternation = Alternation {
+        source,
+        anchor,
+        fit_options: &fit_options,
+        weight_options: &weight_options,
+        rounds,
+        pivot_pull: args.pivot_pull,
+        move_joints,
+        scale: normalisation.scale,
+        bar: &bar,
+    };
     let pivot_rounds = usize::from(args.pivot_rounds);
-    // The rig of the lowest error so far (the alternation is not monotone to the last digit),
-    // and the pivot rounds run: they stop once a whole round fails to lower it.
-    let mut best: Option<Snapshot> = None;
-    let mut pivot_rounds_run = 0;
-    for pivot_round in 0..pivot_rounds {
-        if best.as_ref().is_some_and(|b| error.0 >= b.error.0) {
-            break;
-        }
-        best = Some(Snapshot {
-            fitter: fitter.clone(),
-            fitted: fitted.clone(),
-            error: error.clone(),
-        });
-        pivot_rounds_run += 1;
-        if pivot_round > 0 && move_joints {
-            // The refitted skin makes the free bones' motion cleaner: pivots again from it.
-            bar.set_message(format!("pivots, round {} of {pivot_rounds}", pivot_round + 1));
-            let (moved, starts) = placed_at_pivots(
-                &fitter,
-                source,
-                anchor,
-                Some(&fitted),
-                &fit_options,
-                args.pivot_pull,
-                &bar,
-            )
-            .map_err(|e| in_file(&e))?;
-            character.skeleton = moved.skeleton().clone();
-            fitter = moved;
-            let starts: Vec<FittedPose> = starts
-                .into_iter()
-                .map(|skinning| FittedPose {
-                    skinning,
-                    squared_error: f64::INFINITY,
-                    sweeps: 0,
-                })
-                .collect();
-            fitted =
-                fit_frames(&fitter, source, anchor, Some(&starts), &[], &fit_options, &bar).map_err(|e| in_file(&e))?;
-            error = rmse_of(&fitter, source, &fitted, normalisation.scale).map_err(|e| in_file(&e))?;
-            history.push(error.0);
-        }
-        for round in 0..rounds {
-            bar.set_message(format!("weights and poses, round {} of {rounds}", round + 1));
-            let poses: Vec<Vec<Rigid>> = fitted.iter().map(|p| p.skinning.clone()).collect();
-            let (next_skin, next_fitter) = fitter
-                .reweighted(source, &poses, &weight_options)
-                .map_err(|e| in_file(&e))?;
-            (skin, fitter) = (next_skin, next_fitter);
-            fitted =
-                fit_frames(&fitter, source, anchor, Some(&fitted), &[], &fit_options, &bar).map_err(|e| in_file(&e))?;
-            error = rmse_of(&fitter, source, &fitted, normalisation.scale).map_err(|e| in_file(&e))?;
-            history.push(error.0);
-        }
-    }
-    if let Some(b) = best.filter(|b| b.error.0 < error.0) {
-        character.skeleton = b.fitter.skeleton().clone();
-        skin = b.fitter.skin().clone();
-        (fitter, fitted, error) = (b.fitter, b.fitted, b.error);
-    }
+    let (best, pivot_rounds_run) = alternation
+        .run(Snapshot { fitter, fitted, error }, pivot_rounds, &mut history)
+        .map_err(|e| in_file(&e))?;
+    // Joints where the rig replays the sequence worst (--splits).
+    let splits = if move_joints { usize::from(args.splits) } else { 0 };
+    let (best, splits_kept, split_tries) = split_worst_bones(
+        &alternation,
+        best,
+        &anchor_positions,
+        splits,
+        pivot_rounds,
+        &mut history,
+    )
+    .map_err(|e| in_file(&e))?;
+    let Snapshot { fitter, fitted, error } = best;
+    character.skeleton = fitter.skeleton().clone();
+    let skin = fitter.skin().clone();
+    let joints = character.skeleton.joint_count();
     bar.finish_and_clear();
     character.skin = Some(skin.clone());
     let fit_s = fit_started.elapsed().as_secs_f64();
@@ -516,6 +493,10 @@ pub fn run(args: &Args) -> Result<String> {
             "rmse_per_round": history,
             "weight_rounds": rounds,
             "pivot_rounds": pivot_rounds_run,
+            "bones_split": splits_kept,
+            "split_tries": split_tries.iter().map(|t| json!({
+                "joint": t.joint, "rmse": t.rmse, "weighted_joints": t.weighted_joints, "lowered": t.kept,
+            })).collect::<Vec<_>>(),
             "pjdd": 0.0,
             "temporal_skin_error": 0.0,
             "sweeps_mean": sweeps_mean,
@@ -623,11 +604,239 @@ pub fn run(args: &Args) -> Result<String> {
 
 /// A state of `rig-seq`'s alternation of joints and weights, kept while it is the best so far
 /// (the fitter holds that state's skeleton and skin).
+#[derive(Clone)]
 struct Snapshot {
     fitter: PoseFitter,
     fitted: Vec<FittedPose>,
     /// `(RMSE, max, RMSE per frame)`, as `rmse_of` gives them.
     error: (f64, f64, Vec<f64>),
+}
+
+/// Below this length (a fraction of the largest frame's longest side) a bone is not split.
+const SPLIT_MIN_LENGTH: f32 = 0.02;
+
+/// What one alternation of joints and weights needs besides the rig it starts from.
+struct Alternation<'a> {
+    source: &'a dyn FrameSource,
+    anchor: usize,
+    fit_options: &'a FitOptions,
+    weight_options: &'a WeightOptions,
+    /// Weight rounds after each placing of the joints.
+    rounds: usize,
+    pivot_pull: f64,
+    /// Whether joints move to their pivots (not a humanoid's, not with --keep-joints).
+    move_joints: bool,
+    scale: f32,
+    bar: &'a ProgressBar,
+}
+
+impl Alternation<'_> {
+    /// From `start` (a rig and its fit of every frame): up to `pivot_rounds` rounds, each the
+    /// joints moved to their pivots (not in the first round, whose joints were just placed)
+    /// and the weight rounds, stopping once a whole round does not lower the error. Returns
+    /// the rig of the lowest error seen (the alternation is not monotone to the last digit)
+    /// and the rounds run; every round's RMSE is pushed onto `history`.
+    fn run(&self, start: Snapshot, pivot_rounds: usize, history: &mut Vec<f64>) -> Result<(Snapshot, usize), SeqError> {
+        let (source, anchor, bar) = (self.source, self.anchor, self.bar);
+        let Snapshot {
+            mut fitter,
+            mut fitted,
+            mut error,
+        } = start;
+        let mut best: Option<Snapshot> = None;
+        let mut rounds_run = 0;
+        for pivot_round in 0..pivot_rounds {
+            if best.as_ref().is_some_and(|b| error.0 >= b.error.0) {
+                break;
+            }
+            best = Some(Snapshot {
+                fitter: fitter.clone(),
+                fitted: fitted.clone(),
+                error: error.clone(),
+            });
+            rounds_run += 1;
+            if pivot_round > 0 && self.move_joints {
+                // The refitted skin makes the free bones' motion cleaner: pivots again from it.
+                bar.set_message(format!("pivots, round {} of {pivot_rounds}", pivot_round + 1));
+                let (moved, starts) = placed_at_pivots(
+                    &fitter,
+                    source,
+                    anchor,
+                    Some(&fitted),
+                    self.fit_options,
+                    self.pivot_pull,
+                    bar,
+                )?;
+                fitter = moved;
+                let starts: Vec<FittedPose> = starts
+                    .into_iter()
+                    .map(|skinning| FittedPose {
+                        skinning,
+                        squared_error: f64::INFINITY,
+                        sweeps: 0,
+                    })
+                    .collect();
+                fitted = fit_frames(&fitter, source, anchor, Some(&starts), &[], self.fit_options, bar)?;
+                error = rmse_of(&fitter, source, &fitted, self.scale)?;
+                history.push(error.0);
+            }
+            for round in 0..self.rounds {
+                bar.set_message(format!("weights and poses, round {} of {}", round + 1, self.rounds));
+                let poses: Vec<Vec<Rigid>> = fitted.iter().map(|p| p.skinning.clone()).collect();
+                let (_, next_fitter) = fitter.reweighted(source, &poses, self.weight_options)?;
+                fitter = next_fitter;
+                fitted = fit_frames(&fitter, source, anchor, Some(&fitted), &[], self.fit_options, bar)?;
+                error = rmse_of(&fitter, source, &fitted, self.scale)?;
+                history.push(error.0);
+            }
+        }
+        let last = Snapshot { fitter, fitted, error };
+        let kept = match best {
+            Some(b) if b.error.0 < last.error.0 => b,
+            _ => last,
+        };
+        Ok((kept, rounds_run))
+    }
+}
+
+/// Up to `tries` bones split, one at a time, each where the latest kept rig's vertices carry the
+/// most residual ([`rigml_seq::split::worst_bone`]), the alternation run again after each. A
+/// split that lowers the error is kept and the next starts from it; one that does not is
+/// undone and that bone is not tried again from the same rig. Of the rigs kept along the way,
+/// the one of least error × weighted joints is returned (each joint must pay its share of the
+/// error: the product falls only when a joint lowers the error by more than 1 / joints), with the
+/// names of the joints whose bones were split, in order.
+fn split_worst_bones(
+    alternation: &Alternation,
+    start: Snapshot,
+    rest: &[Vec3],
+    tries: usize,
+    pivot_rounds: usize,
+    history: &mut Vec<f64>,
+) -> Result<(Snapshot, Vec<String>, Vec<SplitTry>), SeqError> {
+    let score = |s: &Snapshot| {
+        let weighted = s
+            .fitter
+            .skin()
+            .joints_used(s.fitter.joint_count())
+            .iter()
+            .filter(|u| **u)
+            .count();
+        s.error.0 * weighted as f64
+    };
+    let mut current = start;
+    let mut split_names: Vec<String> = Vec::new();
+    // The best rig by score, the splits that made it, and the bones tried from `current`.
+    let mut chosen: Option<(Snapshot, usize)> = None;
+    let mut tried: Vec<(usize, usize)> = Vec::new();
+    let mut trace = Vec::new();
+    for _ in 0..tries {
+        let residual = vertex_residuals(&current.fitter, alternation.source, &current.fitted)?;
+        let fitter = &current.fitter;
+        let Some((joint, child)) = rigml_seq::split::worst_bone(
+            fitter.skeleton(),
+            fitter.skin(),
+            fitter.fixed(),
+            rest,
+            &residual,
+            SPLIT_MIN_LENGTH / alternation.scale,
+            &tried,
+        ) else {
+            break;
+        };
+        let split = rigml_seq::split::split_bone(fitter.skeleton(), fitter.skin(), fitter.fixed(), rest, joint, child)?;
+        let split_fitter = PoseFitter::new(&split.skeleton, &split.skin, rest, &split.fixed)?;
+        let starts: Vec<FittedPose> = current
+            .fitted
+            .iter()
+            .map(|p| FittedPose {
+                skinning: split.pose(&p.skinning, joint),
+                squared_error: f64::INFINITY,
+                sweeps: 0,
+            })
+            .collect();
+        let name = fitter.skeleton().names[joint].clone();
+        alternation.bar.set_message(format!("poses with {name}'s bone split"));
+        let fitted = fit_frames(
+            &split_fitter,
+            alternation.source,
+            alternation.anchor,
+            Some(&starts),
+            &[],
+            alternation.fit_options,
+            alternation.bar,
+        )?;
+        let error = rmse_of(&split_fitter, alternation.source, &fitted, alternation.scale)?;
+        history.push(error.0);
+        let (candidate, _) = alternation.run(
+            Snapshot {
+                fitter: split_fitter,
+                fitted,
+                error,
+            },
+            pivot_rounds,
+            history,
+        )?;
+        let weighted = candidate
+            .fitter
+            .skin()
+            .joints_used(candidate.fitter.joint_count())
+            .iter()
+            .filter(|u| **u)
+            .count();
+        trace.push(SplitTry {
+            joint: name.clone(),
+            rmse: candidate.error.0,
+            weighted_joints: weighted,
+            kept: candidate.error.0 < current.error.0,
+        });
+        if candidate.error.0 >= current.error.0 {
+            tried.push((joint, child));
+            continue;
+        }
+        if chosen.is_none() {
+            chosen = Some((current, 0));
+        }
+        current = candidate;
+        split_names.push(name);
+        tried.clear();
+        if chosen.as_ref().is_some_and(|(c, _)| score(&current) < score(c)) {
+            chosen = Some((current.clone(), split_names.len()));
+        }
+    }
+    Ok(match chosen {
+        Some((rig, k)) => {
+            split_names.truncate(k);
+            (rig, split_names, trace)
+        }
+        None => (current, Vec::new(), trace),
+    })
+}
+
+/// One bone split tried by [`split_worst_bones`]: whose bone, and the rig's error after it.
+struct SplitTry {
+    joint: String,
+    rmse: f64,
+    weighted_joints: usize,
+    /// Whether it lowered the error (the next split then starts from it).
+    kept: bool,
+}
+
+/// Per vertex, its squared error summed over the frames of the fit (in the frames' units).
+fn vertex_residuals(
+    fitter: &PoseFitter,
+    source: &dyn FrameSource,
+    fitted: &[FittedPose],
+) -> Result<Vec<f64>, SeqError> {
+    let mut residual = vec![0.0f64; fitter.vertex_count()];
+    let mut frame = Vec::new();
+    for (f, pose) in fitted.iter().enumerate() {
+        source.read_frame(f, &mut frame)?;
+        for ((r, p), q) in residual.iter_mut().zip(fitter.skinned(&pose.skinning)).zip(&frame) {
+            *r += p.distance_squared(q.as_dvec3());
+        }
+    }
+    Ok(residual)
 }
 
 /// Fit every frame: outward from the anchor, each frame starting from its neighbour's pose and

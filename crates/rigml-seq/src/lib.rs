@@ -13,6 +13,7 @@ pub mod passes;
 pub mod pose_fit;
 pub mod rig;
 pub mod source;
+pub mod split;
 
 pub use decompose::{decompose, Decomposition, Options};
 pub use passes::{Rigid, Weights};

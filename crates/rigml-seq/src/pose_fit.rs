@@ -271,6 +271,16 @@ impl PoseFitter {
         self.skeleton.joint_count()
     }
 
+    /// Vertices of the skinned mesh.
+    pub fn vertex_count(&self) -> usize {
+        self.rest.len()
+    }
+
+    /// Per joint, whether it is fixed (never rotated nor weighted; see [`PoseFitter::new`]).
+    pub fn fixed(&self) -> &[bool] {
+        &self.fixed
+    }
+
     /// The joints the fit moves (each carries weight in its subtree and is not fixed).
     pub fn moving_joints(&self) -> Vec<usize> {
         self.blocks.iter().map(|b| b.joint).collect()
