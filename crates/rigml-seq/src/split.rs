@@ -89,6 +89,11 @@ pub fn worst_bone(
     best.map(|(j, c, _)| (j, c))
 }
 
+/// The inverse of a rigid (affine) matrix with its bottom row exactly `0 0 0 1`.
+fn affine_inverse(m: &Mat4) -> Mat4 {
+    Mat4::from(glam::Affine3A::from_mat4(*m).inverse())
+}
+
 /// Distance from `p` to the segment `a`–`b`.
 fn segment_distance(p: Vec3, a: Vec3, b: Vec3) -> f32 {
     let ab = b - a;
@@ -121,14 +126,15 @@ pub fn split_bone(
     }
     let inserted = child;
     let new_index = |k: usize| if k < inserted { k } else { k + 1 };
-    let bind: Vec<Mat4> = skeleton.inverse_bind.iter().map(|m| m.inverse()).collect();
-    let (a, b) = (bind[joint].w_axis.truncate(), bind[child].w_axis.truncate());
-    let mut mid = bind[joint];
+    let bind_of = |j: usize| affine_inverse(&skeleton.inverse_bind[j]);
+    let (a, b) = (bind_of(joint).w_axis.truncate(), bind_of(child).w_axis.truncate());
+    let mut mid = bind_of(joint);
     mid.w_axis = ((a + b) * 0.5).extend(1.0);
 
-    let mut world = Vec::with_capacity(n + 1);
     let mut parents = Vec::with_capacity(n + 1);
     let mut names = Vec::with_capacity(n + 1);
+    let mut rest_local = Vec::with_capacity(n + 1);
+    let mut inverse_bind = Vec::with_capacity(n + 1);
     let mut new_fixed = Vec::with_capacity(n + 1);
     let base = format!("{}_mid", skeleton.names[joint]);
     let mut name = base.clone();
@@ -137,33 +143,32 @@ pub fn split_bone(
         name = format!("{base}{k}");
         k += 1;
     }
+    // Every other joint keeps its transforms as they were (rebuilding them from inverted
+    // matrices leaves round-off in the bottom row, which glTF validators refuse).
     for j in 0..n {
         if j == inserted {
-            world.push(mid);
             parents.push(Some(joint));
             names.push(name.clone());
+            rest_local.push(Transform::from_mat4(&(skeleton.inverse_bind[joint] * mid)));
+            inverse_bind.push(affine_inverse(&mid));
             new_fixed.push(false);
         }
-        world.push(bind[j]);
-        parents.push(if j == child {
-            Some(inserted)
+        if j == child {
+            parents.push(Some(inserted));
+            rest_local.push(Transform::from_mat4(&(affine_inverse(&mid) * bind_of(child))));
         } else {
-            skeleton.parents[j].map(new_index)
-        });
+            parents.push(skeleton.parents[j].map(new_index));
+            rest_local.push(skeleton.rest_local[j]);
+        }
         names.push(skeleton.names[j].clone());
+        inverse_bind.push(skeleton.inverse_bind[j]);
         new_fixed.push(fixed[j]);
     }
-    let rest_local = (0..=n)
-        .map(|j| match parents[j] {
-            Some(p) => Transform::from_mat4(&(world[p].inverse() * world[j])),
-            None => Transform::from_mat4(&world[j]),
-        })
-        .collect();
     let split_skeleton = Skeleton {
         names,
         parents,
         rest_local,
-        inverse_bind: world.iter().map(|m| m.inverse()).collect(),
+        inverse_bind,
     };
     split_skeleton.validate()?;
 
@@ -250,6 +255,11 @@ mod tests {
         assert_eq!(split.skeleton.parents, [None, Some(0), Some(1), Some(2)]);
         let positions = split.skeleton.bind_positions();
         assert!(positions[1].distance(Vec3::new(0.5, 0.0, 0.0)) < 1e-6);
+        // The other joints' matrices are the old ones, bit for bit; the new one is rigid with an
+        // exact bottom row (glTF validators refuse round-off there).
+        assert_eq!(split.skeleton.inverse_bind[0], skeleton.inverse_bind[0]);
+        assert_eq!(split.skeleton.inverse_bind[2], skeleton.inverse_bind[1]);
+        assert_eq!(split.skeleton.inverse_bind[1].row(3), glam::Vec4::W);
         assert!(positions[2].distance(Vec3::new(1.0, 0.0, 0.0)) < 1e-6);
         // The vertex at 0.1 stays on "a"; the one at 0.9 gives "a"'s half to the new joint.
         let row = |v: usize| -> Vec<(u32, f32)> {
