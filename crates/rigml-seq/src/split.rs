@@ -145,7 +145,7 @@ pub fn split_bone(
     }
     // Every other joint keeps its transforms as they were (rebuilding them from inverted
     // matrices leaves round-off in the bottom row, which glTF validators refuse).
-    for j in 0..n {
+    for (j, &is_fixed) in fixed.iter().enumerate() {
         if j == inserted {
             parents.push(Some(joint));
             names.push(name.clone());
@@ -162,7 +162,7 @@ pub fn split_bone(
         }
         names.push(skeleton.names[j].clone());
         inverse_bind.push(skeleton.inverse_bind[j]);
-        new_fixed.push(fixed[j]);
+        new_fixed.push(is_fixed);
     }
     let split_skeleton = Skeleton {
         names,
