@@ -416,7 +416,7 @@ pub fn run(args: &Args) -> Result<String> {
 
     // Reconstruction error (METRICS.md §6): the rig posed by its own clip against the frames.
     let (rmse, max, per_frame) = error;
-    let weighted = skin.joints_used(joints).iter().filter(|u| **u).count();
+    let weighted = weighted_joints(&fitter);
     let truth = match (input.baked(), args.truth) {
         (Some((original, baked)), true) => {
             let moving = fitter.moving_joints();
@@ -668,14 +668,7 @@ impl Alternation<'_> {
                     bar,
                 )?;
                 fitter = moved;
-                let starts: Vec<FittedPose> = starts
-                    .into_iter()
-                    .map(|skinning| FittedPose {
-                        skinning,
-                        squared_error: f64::INFINITY,
-                        sweeps: 0,
-                    })
-                    .collect();
+                let starts = unfitted_starts(starts);
                 fitted = fit_frames(&fitter, source, anchor, Some(&starts), &[], self.fit_options, bar)?;
                 error = rmse_of(&fitter, source, &fitted, self.scale)?;
                 history.push(error.0);
@@ -714,16 +707,7 @@ fn split_worst_bones(
     pivot_rounds: usize,
     history: &mut Vec<f64>,
 ) -> Result<(Snapshot, Vec<String>, Vec<SplitTry>), SeqError> {
-    let score = |s: &Snapshot| {
-        let weighted = s
-            .fitter
-            .skin()
-            .joints_used(s.fitter.joint_count())
-            .iter()
-            .filter(|u| **u)
-            .count();
-        s.error.0 * weighted as f64
-    };
+    let score = |s: &Snapshot| s.error.0 * weighted_joints(&s.fitter) as f64;
     let mut current = start;
     let mut split_names: Vec<String> = Vec::new();
     // The best rig by score, the splits that made it, and the bones tried from `current`.
@@ -746,15 +730,7 @@ fn split_worst_bones(
         };
         let split = rigml_seq::split::split_bone(fitter.skeleton(), fitter.skin(), fitter.fixed(), rest, joint, child)?;
         let split_fitter = PoseFitter::new(&split.skeleton, &split.skin, rest, &split.fixed)?;
-        let starts: Vec<FittedPose> = current
-            .fitted
-            .iter()
-            .map(|p| FittedPose {
-                skinning: split.pose(&p.skinning, joint),
-                squared_error: f64::INFINITY,
-                sweeps: 0,
-            })
-            .collect();
+        let starts = unfitted_starts(current.fitted.iter().map(|p| split.pose(&p.skinning, joint)));
         let name = fitter.skeleton().names[joint].clone();
         alternation.bar.set_message(format!("poses with {name}'s bone split"));
         let fitted = fit_frames(
@@ -777,20 +753,14 @@ fn split_worst_bones(
             pivot_rounds,
             history,
         )?;
-        let weighted = candidate
-            .fitter
-            .skin()
-            .joints_used(candidate.fitter.joint_count())
-            .iter()
-            .filter(|u| **u)
-            .count();
+        let lowered = candidate.error.0 < current.error.0;
         trace.push(SplitTry {
             joint: name.clone(),
             rmse: candidate.error.0,
-            weighted_joints: weighted,
-            kept: candidate.error.0 < current.error.0,
+            weighted_joints: weighted_joints(&candidate.fitter),
+            kept: lowered,
         });
-        if candidate.error.0 >= current.error.0 {
+        if !lowered {
             tried.push((joint, child));
             continue;
         }
@@ -811,6 +781,28 @@ fn split_worst_bones(
         }
         None => (current, Vec::new(), trace),
     })
+}
+
+/// Joints of `fitter`'s skin that weight at least one vertex (the count errors are compared at).
+fn weighted_joints(fitter: &PoseFitter) -> usize {
+    fitter
+        .skin()
+        .joints_used(fitter.joint_count())
+        .iter()
+        .filter(|u| **u)
+        .count()
+}
+
+/// Starting poses for [`fit_frames`] (not yet fitted: no error, no sweeps).
+fn unfitted_starts(poses: impl IntoIterator<Item = Vec<Rigid>>) -> Vec<FittedPose> {
+    poses
+        .into_iter()
+        .map(|skinning| FittedPose {
+            skinning,
+            squared_error: f64::INFINITY,
+            sweeps: 0,
+        })
+        .collect()
 }
 
 /// One bone split tried by [`split_worst_bones`]: whose bone, and the rig's error after it.
