@@ -98,6 +98,20 @@ fn encode(train: &[Vec<(f64, f64)>], val: &[Vec<(f64, f64)>], loss: &str) -> Res
     Ok(out)
 }
 
+/// `v` with three significant digits (`0.3`, `0.0123`, `12.3`), trailing zeros dropped.
+fn significant(v: f64) -> String {
+    if !(v.is_finite() && v > 0.0) {
+        return format!("{v}");
+    }
+    let decimals = (2 - v.log10().floor() as i32).max(0) as usize;
+    let text = format!("{v:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
 fn draw(train: &[Vec<(f64, f64)>], val: &[Vec<(f64, f64)>], loss: &str, pixels: &mut [u8]) -> Result<(), String> {
     let e = |err: &dyn std::fmt::Debug| format!("{err:?}");
     let text = fonts();
@@ -124,6 +138,9 @@ fn draw(train: &[Vec<(f64, f64)>], val: &[Vec<(f64, f64)>], loss: &str, pixels: 
             .configure_mesh()
             .x_desc("step")
             .y_desc(loss)
+            // Log-scale ticks such as 0.3 come out of the axis as 0.30000000000000004.
+            .y_label_formatter(&|v| significant(*v))
+            .x_label_formatter(&|v| format!("{v:.0}"))
             .draw()
             .map_err(|x| e(&x))?;
     }
@@ -146,4 +163,17 @@ fn draw(train: &[Vec<(f64, f64)>], val: &[Vec<(f64, f64)>], loss: &str, pixels: 
     }
     root.present().map_err(|x| e(&x))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_have_three_significant_digits() {
+        assert_eq!(significant(0.30000000000000004), "0.3");
+        assert_eq!(significant(0.0123456), "0.0123");
+        assert_eq!(significant(12.345), "12.3");
+        assert_eq!(significant(500.0), "500");
+    }
 }
