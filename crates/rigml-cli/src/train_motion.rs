@@ -2,13 +2,13 @@
 //! (rigml-motion) on the humanoid clips of a manifest split, with the same progress bar,
 //! checkpoints, curves PNG and `--resume` as `rigml train`.
 
-use crate::arg_numbers::{positive, unit_interval};
+use crate::arg_numbers::{non_negative, positive, unit_interval};
 use crate::motion_data::load_split;
 use crate::train::{bar, checkpoint_path, curves_path, Bars};
 use anyhow::{bail, Result};
 use rigml::train::Progress;
 use rigml_eval::dataset::Dataset;
-use rigml_motion::train::{MotionLosses, MotionTrainConfig};
+use rigml_motion::train::{Inputs, MotionLosses, MotionTrainConfig};
 use rigml_motion::{MotionError, MotionModel};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -23,6 +23,7 @@ Needs a build with training (the `train` cargo feature).
 Examples:
   rigml train-motion --split train --val val -o motion.safetensors
   rigml train-motion --split train --val val --infill 0 -o denoise.safetensors   (cleaning only)
+  rigml train-motion --split train --val val --infill 0 --noise-evidence --steps 1500 -o denoise.safetensors
   rigml train-motion --split train --steps 200 -o quick.safetensors --force
   rigml train-motion --split train --val val -o motion.safetensors --resume motion.safetensors.ckpt
 Every humanoid clip of the split is encoded in IK-Rig space at 30 fps, with --copies damaged
@@ -78,7 +79,19 @@ pub struct Args {
     /// Write OUTPUT.ckpt every N steps (0 = never).
     #[arg(long, default_value_t = 500)]
     pub checkpoint_every: usize,
-    /// Continue from a checkpoint or model (its weights, normalisation and step count).
+    /// Weight of the contact term of the loss (the motion term's weight is 1).
+    #[arg(long, default_value_t = MotionTrainConfig::default().contact_weight, value_parser = non_negative::<f32>)]
+    pub contact_weight: f32,
+    /// Smallest spread a feature is normalised by (the loss weighs each feature by one over its
+    /// spread squared, so this caps the weight of features that barely move).
+    #[arg(long, default_value_t = rigml_motion::data::MIN_SPREAD, value_parser = positive::<f32>)]
+    pub min_spread: f32,
+    /// Let the model read, beside each frame, how much the prefilter took away from every
+    /// feature around it (the noise evidence; 2 × 128 + 1 input channels).
+    #[arg(long)]
+    pub noise_evidence: bool,
+    /// Continue from a checkpoint or model (its weights, normalisation and step count; the same
+    /// --noise-evidence).
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
     /// Replace OUTPUT (and its curves PNG) if they exist.
@@ -105,6 +118,8 @@ struct Summary {
     final_val_loss: Option<f32>,
     final_val_motion: Option<f32>,
     final_val_contacts: Option<f32>,
+    /// Every validation: step, total, motion and contact losses.
+    val_history: Vec<(usize, f32, f32, f32)>,
 }
 
 /// The blocks' dilations (`--dilations`).
@@ -130,7 +145,11 @@ fn config(args: &Args) -> MotionTrainConfig {
         seed: args.seed,
         val_every: args.val_every,
         checkpoint_every: args.checkpoint_every,
-        ..MotionTrainConfig::default()
+        contact_weight: args.contact_weight,
+        min_spread: args.min_spread,
+        inputs: Inputs {
+            evidence: args.noise_evidence,
+        },
     }
 }
 
@@ -215,6 +234,11 @@ pub fn run(args: &Args) -> Result<String> {
         final_val_loss: last_val.map(|l| l.total),
         final_val_motion: last_val.map(|l| l.motion),
         final_val_contacts: last_val.map(|l| l.contacts),
+        val_history: history
+            .val
+            .iter()
+            .map(|(s, l)| (*s, l.total, l.motion, l.contacts))
+            .collect(),
     };
     if args.json {
         return Ok(serde_json::to_string_pretty(&summary)? + "\n");

@@ -2,6 +2,7 @@
 //! [`MODEL_FPS`](crate::features::MODEL_FPS) (clean), with damaged copies ([`crate::noise`])
 //! encoded the same way, and the left-right mirror of both.
 
+use crate::evidence::noise_evidence;
 use crate::features::{mirror, to_model_rate, to_vectors, CONTACTS, FEATURES};
 use crate::noise::{corrupt, Noise};
 use crate::MotionError;
@@ -185,6 +186,9 @@ pub struct Prepared {
     pub clean: Vec<[f32; FEATURES]>,
     pub contacts: Vec<[bool; CONTACTS]>,
     pub noisy: Vec<Vec<[f32; FEATURES]>>,
+    /// The noise evidence of each damaged copy ([`noise_evidence`]: what the prefilter took
+    /// away, per model frame and feature).
+    pub evidence: Vec<Vec<[f32; FEATURES]>>,
 }
 
 impl Prepared {
@@ -198,8 +202,8 @@ impl Prepared {
 }
 
 /// Prepare `sources` with `variants` damaged copies each (random [`Noise`], seeded by `seed` and
-/// the clip's index; each copy then [`prefilter`]ed, as the model's input always is), plus the
-/// mirror of every clip and copy when `mirrored`.
+/// the clip's index; each copy then [`prefilter`]ed, as the model's input always is, and its
+/// noise evidence kept), plus the mirror of every clip and copy when `mirrored`.
 pub fn prepare(sources: &[Source], variants: usize, seed: u64, mirrored: bool) -> Result<Vec<Prepared>, MotionError> {
     let per_clip: Vec<Vec<Prepared>> = sources
         .par_iter()
@@ -223,7 +227,9 @@ fn prepare_one(source: &Source, variants: usize, seed: u64, mirrored: bool) -> R
     let h = source.info.hip_height;
     let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);
     let noises: Vec<Noise> = (0..variants).map(|_| Noise::random(&mut rng)).collect();
-    let noisy: Vec<Vec<RigFrame>> = noises
+    // Each damaged copy as the model reads it (prefiltered, at its rate) and, at the clip's
+    // rate, unsmoothed and prefiltered (for the noise evidence and its mirror).
+    let damaged: Vec<(Vec<RigFrame>, Vec<RigFrame>, Vec<RigFrame>)> = noises
         .iter()
         .enumerate()
         .map(|(v, noise)| {
@@ -237,25 +243,38 @@ fn prepare_one(source: &Source, variants: usize, seed: u64, mirrored: bool) -> R
                 noise,
                 seed.wrapping_add(v as u64 + 1),
             );
-            let mut out = model_inputs(source, &prefilter(source, &damaged)?);
+            let raw = encode(&source.skeleton, &source.info, &damaged, &source.name).frames;
+            let filtered = encode(
+                &source.skeleton,
+                &source.info,
+                &prefilter(source, &damaged)?,
+                &source.name,
+            )
+            .frames;
+            let mut out = to_model_rate(&filtered, frames.fps);
             out.truncate(clean.len());
             while out.len() < clean.len() {
                 out.push(*out.last().unwrap_or(&clean[out.len()]));
             }
-            Ok(out)
+            Ok((out, raw, filtered))
         })
         .collect::<Result<_, MotionError>>()?;
-    let make = |name: String, clean: &[RigFrame], noisy: &[Vec<RigFrame>]| Prepared {
+    let fps = frames.fps;
+    let make = |name: String, clean: &[RigFrame], damaged: &[(Vec<RigFrame>, Vec<RigFrame>, Vec<RigFrame>)]| Prepared {
         name,
         clean: to_vectors(clean),
         contacts: clean.iter().map(|f| f.contacts).collect(),
-        noisy: noisy.iter().map(|n| to_vectors(n)).collect(),
+        noisy: damaged.iter().map(|d| to_vectors(&d.0)).collect(),
+        evidence: damaged
+            .iter()
+            .map(|d| noise_evidence(&d.1, &d.2, fps, clean.len()))
+            .collect(),
     };
-    let mut out = vec![make(source.name.clone(), &clean, &noisy)];
+    let mut out = vec![make(source.name.clone(), &clean, &damaged)];
     if mirrored {
         let m = |frames: &[RigFrame]| frames.iter().map(mirror).collect::<Vec<_>>();
-        let noisy_m: Vec<Vec<RigFrame>> = noisy.iter().map(|n| m(n)).collect();
-        out.push(make(format!("{} (mirrored)", source.name), &m(&clean), &noisy_m));
+        let damaged_m: Vec<_> = damaged.iter().map(|d| (m(&d.0), m(&d.1), m(&d.2))).collect();
+        out.push(make(format!("{} (mirrored)", source.name), &m(&clean), &damaged_m));
     }
     Ok(out)
 }
@@ -267,8 +286,8 @@ fn prepare_one(source: &Source, variants: usize, seed: u64, mirrored: bool) -> R
 pub const MIN_SPREAD: f32 = 0.02;
 
 /// Per-feature mean and standard deviation of the clean vectors (the spread floored at
-/// [`MIN_SPREAD`]).
-pub fn statistics(data: &[Prepared]) -> (Vec<f32>, Vec<f32>) {
+/// `min_spread`, [`MIN_SPREAD`] by default).
+pub fn statistics(data: &[Prepared], min_spread: f32) -> (Vec<f32>, Vec<f32>) {
     let mut sum = vec![0.0f64; FEATURES];
     let mut sq = vec![0.0f64; FEATURES];
     let mut n = 0.0f64;
@@ -286,7 +305,7 @@ pub fn statistics(data: &[Prepared]) -> (Vec<f32>, Vec<f32>) {
     let std: Vec<f32> = sq
         .iter()
         .zip(&sum)
-        .map(|(q, s)| ((q / n - (s / n) * (s / n)).max(0.0).sqrt() as f32).max(MIN_SPREAD))
+        .map(|(q, s)| ((q / n - (s / n) * (s / n)).max(0.0).sqrt() as f32).max(min_spread))
         .collect();
     (mean, std)
 }

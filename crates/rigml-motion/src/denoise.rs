@@ -1,5 +1,6 @@
 //! Cleaning a clip with the motion model: smooth it ([`crate::data::prefilter`]), encode it in
-//! IK-Rig space, bring it to the model's rate, let the model correct every frame and say where
+//! IK-Rig space, bring it to the model's rate (with what smoothing took away, for a model that
+//! reads it: [`crate::evidence`]), let the model correct every frame and say where
 //! the feet touch the ground, apply its change at the clip's own rate
 //! ([`crate::features::apply_at_rate`]), decode onto the same skeleton and remove foot skate as
 //! `rigml clean` does ([`crate::data::decode_on_skeleton`]; the model's contacts are reported).
@@ -10,7 +11,10 @@
 //! complementary filter.
 
 use crate::data::{decode_on_skeleton, prefilter, Source};
-use crate::features::{apply_at_rate, from_vectors, interpolate, to_model_rate, to_vectors, CONTACTS, MODEL_FPS};
+use crate::evidence::noise_evidence;
+use crate::features::{
+    apply_at_rate, from_vectors, interpolate, to_model_rate, to_vectors, CONTACTS, FEATURES, MODEL_FPS,
+};
 use crate::model::MotionModel;
 use crate::MotionError;
 use glam::Vec2;
@@ -85,13 +89,18 @@ fn headings(frames: &[RigFrame]) -> Vec<f64> {
     out
 }
 
-/// The model's frames for `input` (frames at the model's rate), the root path mixed with the
-/// input's as the module says.
-pub fn correct(model: &MotionModel, input: &[RigFrame], options: &DenoiseOptions) -> Vec<RigFrame> {
+/// The model's frames for `input` (frames at the model's rate, with their noise `evidence` for a
+/// model that reads it), the root path mixed with the input's as the module says.
+pub fn correct(
+    model: &MotionModel,
+    input: &[RigFrame],
+    evidence: Option<&[[f32; FEATURES]]>,
+    options: &DenoiseOptions,
+) -> Vec<RigFrame> {
     if input.is_empty() {
         return Vec::new();
     }
-    let prediction = model.predict(&to_vectors(input), &vec![true; input.len()]);
+    let prediction = model.predict(&to_vectors(input), &vec![true; input.len()], evidence);
     let contacts: Vec<[bool; CONTACTS]> = prediction
         .contacts
         .iter()
@@ -126,7 +135,11 @@ pub fn denoise(
     let smoothed = prefilter(source, frames)?;
     let encoded = encode(&source.skeleton, &source.info, &smoothed, &source.name).frames;
     let low = to_model_rate(&encoded, frames.fps);
-    let corrected = correct(model, &low, options);
+    let evidence = model.evidence.then(|| {
+        let raw = encode(&source.skeleton, &source.info, frames, &source.name).frames;
+        noise_evidence(&raw, &encoded, frames.fps, low.len())
+    });
+    let corrected = correct(model, &low, evidence.as_deref(), options);
     let native = if options.at_clip_rate && low.len() < n {
         apply_at_rate(&encoded, &low, &corrected, frames.fps)
     } else {

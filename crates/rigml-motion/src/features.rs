@@ -10,6 +10,7 @@
 
 use glam::{Mat3, Quat, Vec2, Vec3};
 use rigml_anim::encode::{ChainGoal, RigFrame};
+use std::ops::Range;
 
 /// Frame rate the model works at.
 pub const MODEL_FPS: f32 = 30.0;
@@ -244,6 +245,22 @@ pub fn mean_frame(frames: &[RigFrame]) -> RigFrame {
     }
 }
 
+/// The clip frames (a range of indices) that make model frame `i` of a clip of `n` frames at
+/// `fps`, as [`resample_down`] averages them: the nearest clip frame and those
+/// strictly within half a model frame of it (fewer near the ends, the window centred). For
+/// clips at or below the model's rate, the nearest frame.
+pub fn model_frame_window(i: usize, n: usize, fps: f32) -> Range<usize> {
+    let centre = ((i as f32 * fps / MODEL_FPS).round() as usize).min(n.saturating_sub(1));
+    if fps <= MODEL_FPS * 1.01 {
+        return centre..centre + 1;
+    }
+    let half = 0.5 * fps / MODEL_FPS;
+    let radius = ((half - 1e-3).floor().max(0.0) as usize)
+        .min(centre)
+        .min(n - 1 - centre);
+    centre - radius..centre + radius + 1
+}
+
 /// Frames at [`MODEL_FPS`] from frames at `fps`: model frame `i` (time `i / MODEL_FPS`) is the
 /// mean of the clip's frames strictly within half a model frame of it. A clip at or below the model's
 /// rate is returned as it is (`None`: nothing to do).
@@ -253,19 +270,9 @@ pub fn resample_down(frames: &[RigFrame], fps: f32) -> Option<Vec<RigFrame>> {
     }
     let duration = (frames.len() - 1) as f32 / fps;
     let count = (duration * MODEL_FPS).floor() as usize + 1;
-    let half = 0.5 * fps / MODEL_FPS;
     Some(
         (0..count)
-            .map(|i| {
-                // The nearest clip frame and as many frames each side as lie strictly within
-                // half a model frame, fewer near the ends (the window stays centred).
-                let centre = ((i as f32 * fps / MODEL_FPS).round() as usize).min(frames.len() - 1);
-                let radius = ((half - 1e-3).floor().max(0.0) as usize)
-                    .min(centre)
-                    .min(frames.len() - 1 - centre);
-                let (a, b) = (centre - radius, centre + radius + 1);
-                mean_frame(&frames[a..b])
-            })
+            .map(|i| mean_frame(&frames[model_frame_window(i, frames.len(), fps)]))
             .collect(),
     )
 }

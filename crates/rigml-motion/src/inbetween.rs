@@ -84,7 +84,9 @@ pub fn inbetween(
     frames: &Frames,
     keys: &[usize],
 ) -> Result<Inbetweens, MotionError> {
-    inbetween_with(source, frames, keys, &|vectors, known| model.predict(vectors, known))
+    inbetween_with(source, frames, keys, &|vectors, known| {
+        model.predict(vectors, known, None)
+    })
 }
 
 /// [`inbetween`] with any predictor of the model frames from the first key to the last (the

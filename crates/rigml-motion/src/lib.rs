@@ -9,11 +9,13 @@
 //! - [`data`]: clips made into training pairs.
 //! - [`model`]: the model file and its inference (plain Rust, no burn).
 //! - [`denoise`]: a clip in, denoised poses and contacts out.
+//! - [`evidence`]: what the prefilter took away, and the clip's floor, beside the frames.
 //! - [`inbetween`]: frames between key poses.
 //! - `train` (the `train` feature, burn): the training loop.
 
 pub mod data;
 pub mod denoise;
+pub mod evidence;
 pub mod features;
 pub mod inbetween;
 pub mod model;

@@ -2,7 +2,8 @@
 //!
 //! Layout (a temporal convolution network over frames at [`MODEL_FPS`]):
 //! input `[FEATURES + 1, T]` = normalised frame vectors (noisy, or interpolated between key
-//! frames) and a key mask (1 where the frame was given); `in` (1×1 conv) to `H` channels; residual
+//! frames) and a key mask (1 where the frame was given), or `[2 · FEATURES + 1, T]` with the
+//! noise evidence of every feature between them ([`crate::evidence`]); `in` (1×1 conv) to `H` channels; residual
 //! blocks `x += b(relu(a(x)))` with `a` a 3-tap conv of dilation `d` (the dilations in the
 //! metadata; together they see ±32 frames, about a second each way) and `b` a 1×1 conv; `out`
 //! (1×1 conv of `relu(x)`) to `[FEATURES + CONTACTS, T]`: a correction added to the input
@@ -12,6 +13,7 @@
 //! is plain Rust (`matrixmultiply`): the network is a few hundred kB, and a clip's whole length
 //! runs as one matrix product per tap and layer.
 
+use crate::evidence::evidence_channel;
 use crate::features::{CONTACTS, FEATURES, MODEL_FPS};
 use crate::MotionError;
 use rigml_learn::ModelFile;
@@ -26,6 +28,10 @@ pub const KEY_DILATIONS: &str = "rigml.motion.dilations";
 
 /// Input channels: the vector and the key mask.
 pub const INPUTS: usize = FEATURES + 1;
+/// Input channels of a model that also reads the noise evidence ([`crate::evidence`]): the
+/// vector, the evidence of every feature, the key mask.
+pub const EVIDENCE_INPUTS: usize = 2 * FEATURES + 1;
+
 /// Output channels.
 pub const OUTPUTS: usize = FEATURES + CONTACTS;
 
@@ -106,6 +112,8 @@ pub struct MotionModel {
     pub blocks: Vec<(Conv, Conv)>,
     pub output: Conv,
     pub metadata: HashMap<String, String>,
+    /// The model reads the noise evidence ([`EVIDENCE_INPUTS`] input channels).
+    pub evidence: bool,
 }
 
 /// What the model says about a run of frames.
@@ -200,6 +208,12 @@ impl MotionModel {
                     dilation,
                 })
             };
+        let inputs = file
+            .weights
+            .get("in.weight")
+            .and_then(|(s, _)| s.get(1).copied())
+            .filter(|&i| i == INPUTS || i == EVIDENCE_INPUTS)
+            .ok_or_else(|| bad(format!("in.weight must read {INPUTS} or {EVIDENCE_INPUTS} channels")))?;
         let std = tensor("norm.std", &[FEATURES])?;
         if std.iter().any(|s| *s <= 0.0) {
             return Err(bad("norm.std holds a spread that is not positive".into()));
@@ -207,7 +221,7 @@ impl MotionModel {
         Ok(MotionModel {
             mean: tensor("norm.mean", &[FEATURES])?,
             std,
-            input: conv("in", hidden, INPUTS, 1, 1)?,
+            input: conv("in", hidden, inputs, 1, 1)?,
             blocks: dilations
                 .iter()
                 .enumerate()
@@ -220,6 +234,7 @@ impl MotionModel {
                 .collect::<Result<_, MotionError>>()?,
             output: conv("out", OUTPUTS, hidden, 1, 1)?,
             metadata: file.metadata.clone(),
+            evidence: inputs == EVIDENCE_INPUTS,
         })
     }
 
@@ -246,16 +261,29 @@ impl MotionModel {
         self.output.apply(&relu(h), t)
     }
 
+    /// Input channels the model reads.
+    pub fn inputs(&self) -> usize {
+        self.input.inputs
+    }
+
     /// The model's input for `vectors` with `known` marking the frames given as keys (all, for
-    /// denoising): normalised vectors, channel-major, then the mask.
-    pub fn input(&self, vectors: &[[f32; FEATURES]], known: &[bool]) -> Vec<f32> {
+    /// denoising) and, for a model that reads it, the noise `evidence` of every frame (none:
+    /// zero, as for in-filling): normalised vectors, channel-major, then the evidence
+    /// ([`crate::evidence::evidence_channel`]), then the mask.
+    pub fn input(&self, vectors: &[[f32; FEATURES]], known: &[bool], evidence: Option<&[[f32; FEATURES]]>) -> Vec<f32> {
         let t = vectors.len();
-        let mut x = vec![0.0f32; INPUTS * t];
+        let inputs = self.inputs();
+        let mut x = vec![0.0f32; inputs * t];
         for (f, v) in vectors.iter().enumerate() {
             for k in 0..FEATURES {
                 x[k * t + f] = (v[k] - self.mean[k]) / self.std[k];
             }
-            x[FEATURES * t + f] = if known.get(f).copied().unwrap_or(true) {
+            if let (true, Some(e)) = (self.evidence, evidence.and_then(|e| e.get(f))) {
+                for k in 0..FEATURES {
+                    x[(FEATURES + k) * t + f] = evidence_channel(e[k], self.std[k]);
+                }
+            }
+            x[(inputs - 1) * t + f] = if known.get(f).copied().unwrap_or(true) {
                 1.0
             } else {
                 0.0
@@ -264,8 +292,14 @@ impl MotionModel {
         x
     }
 
-    /// Corrected vectors and contact probabilities for `vectors` (frames at [`MODEL_FPS`]).
-    pub fn predict(&self, vectors: &[[f32; FEATURES]], known: &[bool]) -> Prediction {
+    /// Corrected vectors and contact probabilities for `vectors` (frames at [`MODEL_FPS`]),
+    /// `known` and `evidence` as [`MotionModel::input`] takes them.
+    pub fn predict(
+        &self,
+        vectors: &[[f32; FEATURES]],
+        known: &[bool],
+        evidence: Option<&[[f32; FEATURES]]>,
+    ) -> Prediction {
         let t = vectors.len();
         if t == 0 {
             return Prediction {
@@ -273,7 +307,7 @@ impl MotionModel {
                 contacts: Vec::new(),
             };
         }
-        let x = self.input(vectors, known);
+        let x = self.input(vectors, known, evidence);
         let y = self.forward(&x, t);
         let vectors = (0..t)
             .map(|f| {
@@ -365,7 +399,7 @@ mod tests {
             let m = MotionModel::built_in(task).expect("built-in model");
             assert_eq!(m.reach(), reach);
             let vectors = vec![m.mean.clone().try_into().unwrap(); 40];
-            let p = m.predict(&vectors, &[true; 40]);
+            let p = m.predict(&vectors, &[true; 40], None);
             assert_eq!(p.vectors.len(), 40);
             assert!(p.contacts.iter().flatten().all(|c| (0.0..=1.0).contains(c)));
         }

@@ -2,7 +2,7 @@
 //! [`crate::model`] as burn modules, and its conversion to and from a model file. Inference does
 //! not use it ([`crate::model::MotionModel::forward`]).
 
-use crate::model::{base_metadata, MotionModel, INPUTS, OUTPUTS};
+use crate::model::{base_metadata, MotionModel, OUTPUTS};
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::activation::relu;
@@ -25,7 +25,7 @@ pub struct Block {
     pub dilation: usize,
 }
 
-/// The network: `[B, T, INPUTS]` → `[B, T, OUTPUTS]`.
+/// The network: `[B, T, inputs]` → `[B, T, OUTPUTS]`.
 #[derive(Module, Debug)]
 pub struct MotionNet {
     pub input: Linear,
@@ -90,11 +90,12 @@ fn linear_to_conv(w: &[f32], outputs: usize, inputs: usize, taps: usize) -> Vec<
 }
 
 impl MotionNet {
-    /// A fresh network (the device's seed decides the values); the output layer starts at
-    /// zero, so the untrained model returns its input unchanged.
-    pub fn new(hidden: usize, dilations: &[usize], device: &Device) -> MotionNet {
+    /// A fresh network reading `inputs` channels ([`crate::model::INPUTS`] or
+    /// [`crate::model::EVIDENCE_INPUTS`]; the device's seed decides the values); the output
+    /// layer starts at zero, so the untrained model returns its input unchanged.
+    pub fn new(hidden: usize, dilations: &[usize], inputs: usize, device: &Device) -> MotionNet {
         MotionNet {
-            input: LinearConfig::new(INPUTS, hidden).init(device),
+            input: LinearConfig::new(inputs, hidden).init(device),
             blocks: dilations
                 .iter()
                 .map(|&d| Block {
@@ -133,7 +134,7 @@ impl MotionNet {
         }
     }
 
-    /// Output `[B, T, OUTPUTS]` for input `[B, T, INPUTS]`.
+    /// Output `[B, T, OUTPUTS]` for input `[B, T, inputs]`.
     pub fn forward(&self, x: Tensor<3>) -> Tensor<3> {
         let mut h = self.input.forward(x);
         for block in &self.blocks {
@@ -185,14 +186,14 @@ impl MotionNet {
 mod tests {
     use super::*;
     use crate::features::FEATURES;
-    use crate::model::DILATIONS;
+    use crate::model::{DILATIONS, INPUTS};
 
     /// burn's network and the plain-Rust inference give the same output.
     #[test]
     fn inference_matches_burn() {
         let device = rigml_learn::device();
         device.seed(3);
-        let mut net = MotionNet::new(16, &DILATIONS, &device);
+        let mut net = MotionNet::new(16, &DILATIONS, INPUTS, &device);
         // A non-zero output layer, so that the comparison means something.
         let w: Vec<f32> = (0..OUTPUTS * 16)
             .map(|i| ((i * 13 % 29) as f32 - 14.0) / 40.0)

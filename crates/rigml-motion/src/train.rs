@@ -8,8 +8,9 @@
 //! Settings and losses are here for every build; the loop itself needs the `train` feature.
 
 use crate::data::Prepared;
+use crate::evidence::evidence_channel;
 use crate::features::{CONTACTS, FEATURES};
-use crate::model::{DILATIONS, INPUTS};
+use crate::model::{DILATIONS, EVIDENCE_INPUTS, INPUTS};
 use crate::MotionError;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -37,6 +38,36 @@ pub struct MotionTrainConfig {
     pub val_every: usize,
     /// Emit a checkpoint every this many steps (0: none).
     pub checkpoint_every: usize,
+    /// What the model reads beside the frames.
+    pub inputs: Inputs,
+    /// Smallest spread a feature is normalised by ([`crate::data::MIN_SPREAD`] by default):
+    /// the loss weighs a feature by one over its spread squared.
+    pub min_spread: f32,
+}
+
+/// What a model reads beside the frame vectors and the key mask ([`crate::evidence`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Inputs {
+    /// The noise evidence of every feature ([`EVIDENCE_INPUTS`] channels).
+    pub evidence: bool,
+}
+
+impl Inputs {
+    /// Input channels of a model reading these.
+    pub fn channels(&self) -> usize {
+        if self.evidence {
+            EVIDENCE_INPUTS
+        } else {
+            INPUTS
+        }
+    }
+
+    /// What `model` reads.
+    pub fn of(model: &crate::MotionModel) -> Inputs {
+        Inputs {
+            evidence: model.evidence,
+        }
+    }
 }
 
 impl Default for MotionTrainConfig {
@@ -53,6 +84,8 @@ impl Default for MotionTrainConfig {
             seed: 1,
             val_every: 250,
             checkpoint_every: 500,
+            inputs: Inputs::default(),
+            min_spread: crate::data::MIN_SPREAD,
         }
     }
 }
@@ -72,6 +105,9 @@ impl MotionTrainConfig {
         }
         if self.dilations.is_empty() || self.dilations.iter().any(|d| !(1..=64).contains(d)) {
             return bad(format!("dilations must be 1..=64 each, got {:?}", self.dilations));
+        }
+        if !(self.min_spread.is_finite() && self.min_spread > 0.0) {
+            return bad(format!("the smallest spread must be positive, got {}", self.min_spread));
         }
         if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
             return bad(format!("learning rate must be positive, got {}", self.learning_rate));
@@ -96,8 +132,8 @@ pub struct MotionLosses {
     pub contacts: f32,
 }
 
-/// One window of one clip, as arrays: input `[W, INPUTS]`, target `[W, FEATURES]`, contacts
-/// `[W, CONTACTS]` (frame-major, as the burn network reads them).
+/// One window of one clip, as arrays: input `[W, channels]` ([`Inputs::channels`]), target
+/// `[W, FEATURES]`, contacts `[W, CONTACTS]` (frame-major, as the burn network reads them).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Window {
     pub input: Vec<f32>,
@@ -168,7 +204,9 @@ impl Draw {
 
 /// Build one training window: a denoising example from damaged copy `variant` (none: the
 /// clean frames), or, with `keys = Some(spacing)`, an in-filling example with clean keys every
-/// `spacing` frames from a random phase.
+/// `spacing` frames from a random phase. With [`Inputs::evidence`] the damaged copy's noise
+/// evidence follows the vectors (zero for clean frames and in-filling).
+#[allow(clippy::too_many_arguments)]
 pub fn window(
     p: &Prepared,
     start: usize,
@@ -177,10 +215,13 @@ pub fn window(
     keys: Option<(usize, usize)>,
     mean: &[f32],
     std: &[f32],
+    inputs: &Inputs,
 ) -> Window {
+    let channels = inputs.channels();
+    let mask = channels - 1;
     let clean = &p.clean[start..start + w];
     let norm = |v: &[f32; FEATURES], k: usize| (v[k] - mean[k]) / std[k];
-    let mut input = vec![0.0f32; INPUTS * w];
+    let mut input = vec![0.0f32; channels * w];
     let mut target = vec![0.0f32; FEATURES * w];
     let mut contacts = vec![0.0f32; CONTACTS * w];
     for f in 0..w {
@@ -196,11 +237,17 @@ pub fn window(
             let source = variant
                 .and_then(|v| p.noisy.get(v))
                 .map_or(clean, |n| &n[start..start + w]);
+            let evidence = variant.and_then(|v| p.evidence.get(v)).filter(|_| inputs.evidence);
             for f in 0..w {
                 for k in 0..FEATURES {
-                    input[f * INPUTS + k] = norm(&source[f], k);
+                    input[f * channels + k] = norm(&source[f], k);
                 }
-                input[f * INPUTS + FEATURES] = 1.0;
+                if let Some(e) = evidence.and_then(|e| e.get(start + f)) {
+                    for k in 0..FEATURES {
+                        input[f * channels + FEATURES + k] = evidence_channel(e[k], std[k]);
+                    }
+                }
+                input[f * channels + mask] = 1.0;
             }
         }
         Some((spacing, phase)) => {
@@ -208,9 +255,9 @@ pub fn window(
             let filled = fill_between_keys(clean, &known);
             for f in 0..w {
                 for k in 0..FEATURES {
-                    input[f * INPUTS + k] = norm(&filled[f], k);
+                    input[f * channels + k] = norm(&filled[f], k);
                 }
-                input[f * INPUTS + FEATURES] = if known[f] { 1.0 } else { 0.0 };
+                input[f * channels + mask] = if known[f] { 1.0 } else { 0.0 };
             }
         }
     }
@@ -325,6 +372,7 @@ mod tests {
             clean: vec![[0.0; FEATURES]; n],
             contacts: vec![[false; CONTACTS]; n],
             noisy: Vec::new(),
+            evidence: Vec::new(),
         };
         let data = [clip(5), clip(12), clip(10)];
         let draw = Draw::new(&data, 10).unwrap();

@@ -137,6 +137,27 @@ fn a_short_training_run_learns_and_resumes() {
     assert_eq!(resumed.train.len(), 30);
     let end: f32 = resumed.train[20..].iter().map(|e| e.1.total).sum::<f32>() / 10.0;
     assert!(end < 0.8 * first, "resumed loss {first} -> {end}");
+    // A model that reads the noise evidence: its file says so, it cleans a clip, and a resume
+    // with other input settings is refused.
+    let inputs = rigml_motion::train::Inputs { evidence: true };
+    let wide = MotionTrainConfig {
+        steps: 20,
+        inputs,
+        ..config.clone()
+    };
+    let (file, history) = train(&data, None, &wide, None, &HashMap::new(), &mut |_| Ok(())).unwrap();
+    let first: f32 = history.train[..5].iter().map(|e| e.1.total).sum::<f32>() / 5.0;
+    let last: f32 = history.train[15..].iter().map(|e| e.1.total).sum::<f32>() / 5.0;
+    assert!(last < first, "loss {first} -> {last}");
+    let model = MotionModel::from_file(&file, "wide").unwrap();
+    assert!(model.evidence);
+    assert_eq!(model.inputs(), rigml_motion::model::EVIDENCE_INPUTS);
+    let s = &sources[0];
+    let clean = s.frames().unwrap();
+    let out = denoise(&model, s, &clean, &DenoiseOptions::default()).unwrap();
+    assert_eq!(out.poses.len(), clean.poses.len());
+    let e = train(&data, None, &config, Some(&model), &HashMap::new(), &mut |_| Ok(())).unwrap_err();
+    assert!(e.to_string().contains("input settings"), "{e}");
 }
 
 /// Where the clean-clip change comes from (prints; run with --ignored --nocapture).
@@ -213,7 +234,7 @@ fn contact_probabilities() {
     let s = source("cmu_08_01_walk");
     let clean = s.frames().unwrap();
     let low = model_frames(&s, &clean);
-    let p = model.predict(&to_vectors(&low), &vec![true; low.len()]);
+    let p = model.predict(&to_vectors(&low), &vec![true; low.len()], None);
     for slot in 0..4 {
         let (mut on, mut off, mut non, mut noff) = (0.0, 0.0, 0, 0);
         for (f, frame) in low.iter().enumerate() {
@@ -283,7 +304,7 @@ fn learned_change_breakdown() {
         let clean = s.frames().unwrap();
         let poses: Vec<Vec<Transform>> = clean.poses.iter().map(|p| p.local.clone()).collect();
         let low = model_frames(&s, &clean);
-        let out = correct(&model, &low, &DenoiseOptions::default());
+        let out = correct(&model, &low, None, &DenoiseOptions::default());
         let run = |frames: &[rigml_anim::encode::RigFrame], pin: bool| {
             let rig = RigClip {
                 name: id.into(),
@@ -359,7 +380,7 @@ fn clean_change_by_feature() {
         let s = source(row.id());
         let low = model_frames(&s, &s.frames().unwrap());
         let v = to_vectors(&low);
-        let p = model.predict(&v, &vec![true; v.len()]);
+        let p = model.predict(&v, &vec![true; v.len()], None);
         for (a, b) in v.iter().zip(&p.vectors) {
             for (g, (_, r)) in groups.iter().enumerate() {
                 for k in r.clone() {
@@ -417,7 +438,7 @@ fn inbetween_pipeline_floor() {
                 let oracle = &oracle;
                 let mixed = |root_from_truth: bool| {
                     move |v: &[[f32; 128]], k: &[bool]| {
-                        let mut m = model.predict(v, k);
+                        let mut m = model.predict(v, k, None);
                         let o = oracle(v, k);
                         let mse = |a: &[[f32; 128]]| {
                             let mut e = 0.0;
@@ -466,7 +487,6 @@ fn inbetween_pipeline_floor() {
 fn infill_in_training_terms() {
     use rigml_motion::data::prepare;
     use rigml_motion::features::FEATURES;
-    use rigml_motion::model::INPUTS;
     use rigml_motion::train::window;
     let model = match std::env::var("RIGML_MOTION_MODEL") {
         Ok(p) => MotionModel::load(std::path::Path::new(&p)).unwrap(),
@@ -475,18 +495,31 @@ fn infill_in_training_terms() {
     let data = prepare(&[source("cmu_08_01_walk")], 1, 1, false).unwrap();
     let w = 64;
     for spacing in [5usize, 15, 30] {
-        let win = window(&data[0], 0, w, None, Some((spacing, 0)), &model.mean, &model.std);
+        let inputs = rigml_motion::train::Inputs::of(&model);
+        let win = window(
+            &data[0],
+            0,
+            w,
+            None,
+            Some((spacing, 0)),
+            &model.mean,
+            &model.std,
+            &inputs,
+        );
+        let channels = inputs.channels();
         // To channel-major.
-        let x: Vec<f32> = (0..INPUTS * w).map(|i| win.input[(i % w) * INPUTS + i / w]).collect();
+        let x: Vec<f32> = (0..channels * w)
+            .map(|i| win.input[(i % w) * channels + i / w])
+            .collect();
         let y = model.forward(&x, w);
         let (mut e_in, mut e_out, mut n) = (0.0, 0.0, 0);
         for f in 0..w {
-            if win.input[f * INPUTS + FEATURES] > 0.5 {
+            if win.input[f * channels + channels - 1] > 0.5 {
                 continue;
             }
             for k in 0..FEATURES {
                 let t = win.target[f * FEATURES + k];
-                let i = win.input[f * INPUTS + k];
+                let i = win.input[f * channels + k];
                 let o = i + y[k * w + f];
                 e_in += (i - t) * (i - t);
                 e_out += (o - t) * (o - t);
@@ -499,4 +532,85 @@ fn infill_in_training_terms() {
             e_out / n as f32
         );
     }
+}
+
+/// Contact F1 per clean clip of a split (RIGML_SPLIT, val by default) at the model's rate, with
+/// the true and predicted contact rates and the left ankle's height percentiles (prints; set
+/// RIGML_MOTION_MODEL).
+#[test]
+#[ignore = "a measurement"]
+fn contact_f1_per_clip() {
+    use rigml_motion::data::{model_frames, model_inputs, prefilter};
+    use rigml_motion::features::to_vectors;
+    let model = match std::env::var("RIGML_MOTION_MODEL") {
+        Ok(p) => MotionModel::load(std::path::Path::new(&p)).unwrap(),
+        Err(_) => MotionModel::built_in(Task::Denoise).unwrap(),
+    };
+    let split = std::env::var("RIGML_SPLIT").unwrap_or("val".into());
+    let f1 = |p: &[[bool; 4]], t: &[[bool; 4]]| {
+        let (mut tp, mut fp, mut fn_) = (0.0, 0.0, 0.0);
+        for (a, b) in p.iter().zip(t) {
+            for s in 0..4 {
+                match (a[s], b[s]) {
+                    (true, true) => tp += 1.0,
+                    (true, false) => fp += 1.0,
+                    (false, true) => fn_ += 1.0,
+                    _ => {}
+                }
+            }
+        }
+        2.0 * tp / (2.0 * tp + fp + fn_ + 1e-9)
+    };
+    let mut all = Vec::new();
+    let (mut pooled_p, mut pooled_t) = (Vec::new(), Vec::new());
+    for row in common::rows_where("kind", "motion")
+        .iter()
+        .filter(|r| r.get("split") == split)
+    {
+        let Ok(c) = rigml_io::load(&common::asset(row.id())) else {
+            continue;
+        };
+        let Ok(info) = rig_for(&c.skeleton, &[], row.id()) else {
+            continue;
+        };
+        let s = Source {
+            name: row.id().into(),
+            skeleton: c.skeleton,
+            clip: c.clips[0].clone(),
+            info,
+        };
+        let clean = s.frames().unwrap();
+        let truth: Vec<[bool; 4]> = model_frames(&s, &clean).iter().map(|f| f.contacts).collect();
+        let filtered = prefilter(&s, &clean).unwrap();
+        let input = model_inputs(&s, &filtered);
+        let evidence = model.evidence.then(|| {
+            let raw = rigml_anim::encode::encode(&s.skeleton, &s.info, &clean, row.id()).frames;
+            let smooth = rigml_anim::encode::encode(&s.skeleton, &s.info, &filtered, row.id()).frames;
+            rigml_motion::evidence::noise_evidence(&raw, &smooth, clean.fps, input.len())
+        });
+        let p = model.predict(&to_vectors(&input), &vec![true; input.len()], evidence.as_deref());
+        let pred: Vec<[bool; 4]> = p.contacts.iter().map(|c| c.map(|x| x >= 0.5)).collect();
+        let rate =
+            |c: &[[bool; 4]]| c.iter().map(|r| r.iter().filter(|x| **x).count()).sum::<usize>() as f32 / c.len() as f32;
+        let v = f1(&pred, &truth);
+        all.push(v);
+        pooled_p.extend(pred.iter().copied());
+        pooled_t.extend(truth.iter().copied());
+        let mut hs: Vec<f32> = input.iter().map(|f| f.foot_heights[0]).collect();
+        hs.sort_by(f32::total_cmp);
+        let pct = |q: f32| hs[((hs.len() - 1) as f32 * q) as usize];
+        println!(
+            "{}: F1 {v:.3}, true rate {:.2}, predicted rate {:.2}, left foot height p5 {:.3} p50 {:.3}",
+            row.id(),
+            rate(&truth),
+            rate(&pred),
+            pct(0.05),
+            pct(0.5)
+        );
+    }
+    println!(
+        "mean {:.3}, pooled {:.3}",
+        all.iter().sum::<f64>() / all.len() as f64,
+        f1(&pooled_p, &pooled_t)
+    );
 }

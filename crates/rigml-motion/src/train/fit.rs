@@ -3,7 +3,7 @@
 use super::{draw_kind, window, Draw, MotionLosses, MotionTrainConfig, Window};
 use crate::data::{statistics, Prepared};
 use crate::features::{CONTACTS, FEATURES};
-use crate::model::{INPUTS, OUTPUTS};
+use crate::model::OUTPUTS;
 use crate::net::MotionNet;
 use crate::{MotionError, MotionModel};
 use burn::module::Module;
@@ -24,9 +24,10 @@ struct Batch {
 
 fn batch(windows: &[Window], w: usize, device: &Device) -> Batch {
     let b = windows.len();
+    let channels = windows.first().map_or(1, |x| x.input.len() / w.max(1));
     let cat = |f: &dyn Fn(&Window) -> &Vec<f32>| windows.iter().flat_map(|x| f(x).iter().copied()).collect::<Vec<_>>();
     Batch {
-        input: Tensor::from_data(TensorData::new(cat(&|x| &x.input), [b, w, INPUTS]), device),
+        input: Tensor::from_data(TensorData::new(cat(&|x| &x.input), [b, w, channels]), device),
         target: Tensor::from_data(TensorData::new(cat(&|x| &x.target), [b, w, FEATURES]), device),
         contacts: Tensor::from_data(TensorData::new(cat(&|x| &x.contacts), [b, w, CONTACTS]), device),
     }
@@ -123,29 +124,43 @@ pub fn train(
     let draw = Draw::new(train, config.window)?;
     let device = rigml_learn::training_device()?.autodiff();
     device.seed(config.seed);
+    let inputs = config.inputs;
+    if let Some(m) = resume.filter(|m| super::Inputs::of(m) != inputs) {
+        let reads = |i: super::Inputs| if i.evidence { "reads" } else { "does not read" };
+        return Err(MotionError::Train(format!(
+            "the model resumed {} the noise evidence and these settings' model {}: give the same input settings (--noise-evidence)",
+            reads(super::Inputs::of(m)),
+            reads(inputs)
+        )));
+    }
     let (mean, std) = match resume {
         Some(m) => (m.mean.clone(), m.std.clone()),
-        None => statistics(train),
+        None => statistics(train, config.min_spread),
     };
     let (mut net, first_step) = match resume {
         Some(m) => (
             MotionNet::from_model(m, &device),
             m.metadata.get(KEY_STEP).and_then(|s| s.parse().ok()).unwrap_or(0),
         ),
-        None => (MotionNet::new(config.hidden, &config.dilations, &device), 0),
+        None => (
+            MotionNet::new(config.hidden, &config.dilations, inputs.channels(), &device),
+            0,
+        ),
     };
     let w = config.window;
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x6d6f_7469_6f6e);
     let next = |rng: &mut ChaCha8Rng| {
         let (clip, start) = draw.sample(rng);
         let (variant, keys) = draw_kind(rng, &train[clip], w, config.infill);
-        window(&train[clip], start, w, variant, keys, &mean, &std)
+        window(&train[clip], start, w, variant, keys, &mean, &std, &inputs)
     };
     // A resumed run replays the window stream so that it sees what an uninterrupted run would.
     for _ in 0..first_step * config.batch {
         next(&mut rng);
     }
-    // Validation: a fixed set of windows (half denoising, half in-filling).
+    // Validation: a fixed set of windows, denoising and in-filling in the training's shares (a
+    // denoising-only model was once validated on half in-filling windows, whose loss it was
+    // never taught to lower).
     let val_windows: Vec<Window> = match val {
         Some(v) => {
             let vd = Draw::new(v, w)?;
@@ -153,8 +168,8 @@ pub fn train(
             vd.spread(128)
                 .into_iter()
                 .map(|(clip, start)| {
-                    let (variant, keys) = draw_kind(&mut vr, &v[clip], w, 0.5);
-                    window(&v[clip], start, w, variant, keys, &mean, &std)
+                    let (variant, keys) = draw_kind(&mut vr, &v[clip], w, config.infill);
+                    window(&v[clip], start, w, variant, keys, &mean, &std, &inputs)
                 })
                 .collect()
         }
