@@ -17,7 +17,7 @@ use rigml_anim::rig::Frames;
 use rigml_core::{Pose, Transform};
 use rigml_eval::dataset::Dataset;
 use rigml_eval::retarget_metrics::{foot_skate, jitter};
-use rigml_motion::data::{foot_contacts, Source, NO_CUTS};
+use rigml_motion::data::{contact_f1, foot_contacts, Source, NO_CUTS};
 use rigml_motion::denoise::{denoise, DenoiseOptions};
 use rigml_motion::features::MODEL_FPS;
 use rigml_motion::inbetween::{inbetween, interpolate_keys};
@@ -138,26 +138,6 @@ fn positions(source: &Source, poses: &[Vec<Transform>]) -> Vec<Vec<Vec3>> {
         .collect()
 }
 
-/// F1 of predicted against true contact flags.
-pub fn f1(predicted: &[[bool; 4]], truth: &[[bool; 4]]) -> f64 {
-    let (mut tp, mut fp, mut fneg) = (0.0, 0.0, 0.0);
-    for (p, t) in predicted.iter().zip(truth) {
-        for s in 0..4 {
-            match (p[s], t[s]) {
-                (true, true) => tp += 1.0,
-                (true, false) => fp += 1.0,
-                (false, true) => fneg += 1.0,
-                _ => {}
-            }
-        }
-    }
-    if tp + fp + fneg == 0.0 {
-        1.0
-    } else {
-        2.0 * tp / (2.0 * tp + fp + fneg)
-    }
-}
-
 /// The clean clip every method of one clip is scored against: its frames, joint positions and
 /// contacts, computed once rather than once per method.
 struct Reference {
@@ -237,7 +217,7 @@ fn score_frames(
         joint_error: error,
         jitter: jitter(&mapped, h, clean.fps).unwrap_or(0.0),
         skate: foot_skate(&feet, h, clean.fps).unwrap_or(0.0),
-        contact_f1: f1(&found, &reference.contacts),
+        contact_f1: contact_f1(&found, &reference.contacts),
     }
 }
 

@@ -139,6 +139,27 @@ pub fn foot_contacts(source: &Source, frames: &Frames) -> Vec<[bool; CONTACTS]> 
     out
 }
 
+/// F1 of `predicted` against `truth` contact flags over every frame and slot (1 when neither
+/// has a contact): how `rigml eval-motion` scores contacts (METRICS.md §10).
+pub fn contact_f1(predicted: &[[bool; CONTACTS]], truth: &[[bool; CONTACTS]]) -> f64 {
+    let (mut tp, mut fp, mut fneg) = (0.0, 0.0, 0.0);
+    for (p, t) in predicted.iter().zip(truth) {
+        for s in 0..CONTACTS {
+            match (p[s], t[s]) {
+                (true, true) => tp += 1.0,
+                (true, false) => fp += 1.0,
+                (false, true) => fneg += 1.0,
+                _ => {}
+            }
+        }
+    }
+    if tp + fp + fneg == 0.0 {
+        1.0
+    } else {
+        2.0 * tp / (2.0 * tp + fp + fneg)
+    }
+}
+
 /// Step limits that never cut a track: the prefilter smooths across everything (capture noise
 /// at 120 fps trips `rigml clean`'s pose-speed limit on every frame, and then nothing would be
 /// smoothed; the model undoes what smoothing should not have done).

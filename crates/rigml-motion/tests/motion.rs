@@ -540,27 +540,13 @@ fn infill_in_training_terms() {
 #[test]
 #[ignore = "a measurement"]
 fn contact_f1_per_clip() {
-    use rigml_motion::data::{model_frames, model_inputs, prefilter};
+    use rigml_motion::data::{contact_f1 as f1, model_frames, model_inputs, prefilter};
     use rigml_motion::features::to_vectors;
     let model = match std::env::var("RIGML_MOTION_MODEL") {
         Ok(p) => MotionModel::load(std::path::Path::new(&p)).unwrap(),
         Err(_) => MotionModel::built_in(Task::Denoise).unwrap(),
     };
     let split = std::env::var("RIGML_SPLIT").unwrap_or("val".into());
-    let f1 = |p: &[[bool; 4]], t: &[[bool; 4]]| {
-        let (mut tp, mut fp, mut fn_) = (0.0, 0.0, 0.0);
-        for (a, b) in p.iter().zip(t) {
-            for s in 0..4 {
-                match (a[s], b[s]) {
-                    (true, true) => tp += 1.0,
-                    (true, false) => fp += 1.0,
-                    (false, true) => fn_ += 1.0,
-                    _ => {}
-                }
-            }
-        }
-        2.0 * tp / (2.0 * tp + fp + fn_ + 1e-9)
-    };
     let mut all = Vec::new();
     let (mut pooled_p, mut pooled_t) = (Vec::new(), Vec::new());
     for row in common::rows_where("kind", "motion")
