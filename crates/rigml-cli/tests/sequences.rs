@@ -243,6 +243,29 @@ fn rig_seq_writes_a_valid_rig_for_every_sequence_of_the_manifest() {
     }
 }
 
+/// `rigml rig-seq` on the cat's poses with short rounds (one placing of one weight round) and
+/// `extra` arguments, writing `out` in `dir`; its JSON report.
+fn cat_rig_seq(dir: &std::path::Path, extra: &[&str], out: &str) -> Value {
+    let row = common::rows_where("id", "cat_poses")
+        .into_iter()
+        .next()
+        .expect("cat_poses row");
+    let input = row.path();
+    let mut args = vec![
+        "rig-seq",
+        input.to_str().unwrap(),
+        "--pivot-rounds",
+        "1",
+        "--refine",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["-o", out, "--json"]);
+    let o = rigml(dir, &args);
+    assert_ok(&o);
+    serde_json::from_slice(&o.stdout).expect("one JSON object")
+}
+
 #[test]
 fn rig_seq_rigs_the_frame_whose_rig_replays_the_sequence_best() {
     // The cat lies curled in its largest-area frame, front legs together: rigged there, its
@@ -251,32 +274,8 @@ fn rig_seq_rigs_the_frame_whose_rig_replays_the_sequence_best() {
     // whose first fit is clearly closest (measured 4.2e-2 against the largest's 9.2e-2), and
     // the rig from it replays the poses better than the largest frame's (one placing of one
     // round: 2.2e-2 against 4.5e-2).
-    let row = common::rows_where("id", "cat_poses")
-        .into_iter()
-        .next()
-        .expect("cat_poses row");
-    let input = row.path();
     let dir = tempfile::tempdir().unwrap();
-    let run = |tries: &str, out: &str| -> Value {
-        let o = rigml(
-            dir.path(),
-            &[
-                "rig-seq",
-                input.to_str().unwrap(),
-                "--anchor-tries",
-                tries,
-                "--pivot-rounds",
-                "1",
-                "--refine",
-                "1",
-                "-o",
-                out,
-                "--json",
-            ],
-        );
-        assert_ok(&o);
-        serde_json::from_slice(&o.stdout).expect("one JSON object")
-    };
+    let run = |tries: &str, out: &str| cat_rig_seq(dir.path(), &["--anchor-tries", tries], out);
     let tried = run("4", "tried.glb");
     let trials = tried["anchor_trials"].as_array().unwrap();
     assert_eq!(trials.len(), 4, "{tried}");
@@ -312,34 +311,8 @@ fn rig_seq_splits_the_bone_that_replays_the_sequence_worst() {
     // joints, 4.0e-3 at 44 after four splits). Short runs here: frame 5 (the anchor the trials
     // choose), one placing of one weight round, two splits tried (measured 9.8e-3 at 40 weighted
     // joints, 7.0e-3 at 42).
-    let row = common::rows_where("id", "cat_poses")
-        .into_iter()
-        .next()
-        .expect("cat_poses row");
-    let input = row.path();
     let dir = tempfile::tempdir().unwrap();
-    let run = |splits: &str, out: &str| -> Value {
-        let o = rigml(
-            dir.path(),
-            &[
-                "rig-seq",
-                input.to_str().unwrap(),
-                "--anchor",
-                "5",
-                "--pivot-rounds",
-                "1",
-                "--refine",
-                "1",
-                "--splits",
-                splits,
-                "-o",
-                out,
-                "--json",
-            ],
-        );
-        assert_ok(&o);
-        serde_json::from_slice(&o.stdout).expect("one JSON object")
-    };
+    let run = |splits: &str, out: &str| cat_rig_seq(dir.path(), &["--anchor", "5", "--splits", splits], out);
     let plain = run("0", "plain.glb");
     assert!(plain["split_tries"].as_array().unwrap().is_empty(), "{plain}");
     let split = run("2", "split.glb");
