@@ -43,14 +43,6 @@ pub fn model_frames(source: &Source, frames: &Frames) -> Vec<RigFrame> {
     to_model_rate(&encoded.frames, frames.fps)
 }
 
-/// [`model_frames`] without the contact detector (the encoder's own contacts are kept): what the
-/// model reads, which never includes contacts, so the damaged copies of training and the clip
-/// being denoised skip the detector's pass over every frame's world matrices.
-pub fn model_inputs(source: &Source, frames: &Frames) -> Vec<RigFrame> {
-    let encoded = encode(&source.skeleton, &source.info, frames, &source.name);
-    to_model_rate(&encoded.frames, frames.fps)
-}
-
 /// `poses` (a decoded clip of `source`'s skeleton at `fps`) with foot skate removed as `rigml
 /// clean` removes it after filtering (docs/ALGORITHMS.md §8 step 4: contacts found on the poses
 /// themselves, ankles pinned horizontally at their stillest point, leg IK, blends in and out).

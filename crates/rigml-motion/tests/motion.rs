@@ -540,7 +540,7 @@ fn infill_in_training_terms() {
 #[test]
 #[ignore = "a measurement"]
 fn contact_f1_per_clip() {
-    use rigml_motion::data::{contact_f1 as f1, model_frames, model_inputs, prefilter};
+    use rigml_motion::data::{contact_f1 as f1, model_frames, prefilter};
     use rigml_motion::features::to_vectors;
     let model = match std::env::var("RIGML_MOTION_MODEL") {
         Ok(p) => MotionModel::load(std::path::Path::new(&p)).unwrap(),
@@ -567,13 +567,12 @@ fn contact_f1_per_clip() {
         };
         let clean = s.frames().unwrap();
         let truth: Vec<[bool; 4]> = model_frames(&s, &clean).iter().map(|f| f.contacts).collect();
-        let filtered = prefilter(&s, &clean).unwrap();
-        let input = model_inputs(&s, &filtered);
-        let evidence = model.evidence.then(|| {
-            let raw = rigml_anim::encode::encode(&s.skeleton, &s.info, &clean, row.id()).frames;
-            let smooth = rigml_anim::encode::encode(&s.skeleton, &s.info, &filtered, row.id()).frames;
-            rigml_motion::evidence::noise_evidence(&raw, &smooth, clean.fps, input.len())
-        });
+        let encode = |f: &rigml_anim::rig::Frames| rigml_anim::encode::encode(&s.skeleton, &s.info, f, row.id()).frames;
+        let smooth = encode(&prefilter(&s, &clean).unwrap());
+        let input = rigml_motion::features::to_model_rate(&smooth, clean.fps);
+        let evidence = model
+            .evidence
+            .then(|| rigml_motion::evidence::noise_evidence(&encode(&clean), &smooth, clean.fps, input.len()));
         let p = model.predict(&to_vectors(&input), &vec![true; input.len()], evidence.as_deref());
         let pred: Vec<[bool; 4]> = p.contacts.iter().map(|c| c.map(|x| x >= 0.5)).collect();
         let rate =
