@@ -63,8 +63,9 @@ pub struct Args {
     /// frame per thread; slower).
     #[arg(long)]
     pub stream: bool,
-    /// Skinned input: compare the recovered bones with the file's own joints (matched by the
-    /// Hungarian method): rotation and point errors per frame, joint positions.
+    /// Skinned input: compare the recovered bones with the file's own joints (matched one to
+    /// one by the Hungarian method on where each moves the vertices the joint weights):
+    /// rotation and point errors per frame, joint positions.
     #[arg(long)]
     pub truth: bool,
     /// Print one JSON object instead of text.

@@ -141,8 +141,9 @@ pub struct Args {
     #[command(flatten)]
     pub bake: BakeArgs,
     /// Skinned input: compare the fitted joints' motion with the file's own joints (matched one
-    /// to one by motion, and again by the vertices they weight): rotation and point errors per
-    /// frame, and with --json each matched pair by name.
+    /// to one by motion: where each moves the vertices the file's joint weights; and again by
+    /// the vertices they weight): rotation and point errors per frame, and with --json each
+    /// matched pair by name.
     #[arg(long)]
     pub truth: bool,
     /// Print one JSON object instead of text.

@@ -123,10 +123,11 @@ impl Input {
 
 /// Recovered per-frame maps (anchor frame → frame `f`, one per recovered joint) against the
 /// skinned input's own joints, matched one to one by rigml-eval's bone matching; the true
-/// joints are those carrying weight. `scale` is the METRICS.md §6 normalisation. With
-/// `by_skin` (the fitted skin, and the joint of each recovered map), joints are matched by the
-/// vertices they weight ([`skin_overlap_cost`](rigml_eval::bone_match::skin_overlap_cost))
-/// instead of by the motion's point error.
+/// joints are those carrying weight. `scale` is the METRICS.md §6 normalisation. Joints are
+/// matched by their motion: where each map takes the vertices the true joint weights
+/// ([`vertex_motion_cost`](rigml_eval::bone_match::vertex_motion_cost)). With `by_skin` (the
+/// fitted skin, and the joint of each recovered map), they are matched by the vertices they
+/// weight instead ([`skin_overlap_cost`](rigml_eval::bone_match::skin_overlap_cost)).
 pub fn compare_with_truth(
     character: &rigml_core::Character,
     baked: &Baked,
@@ -137,6 +138,11 @@ pub fn compare_with_truth(
     by_skin: Option<(&rigml_core::Skin, &[usize])>,
 ) -> Result<rigml_eval::bone_match::BoneMatch> {
     use anyhow::Context;
+    let anchor_vertices = baked
+        .sequence
+        .frames
+        .get(anchor)
+        .context("anchor frame has no vertices")?;
     let anchor = baked.skinning.get(anchor).context("anchor frame has no pose")?;
     let truth: Vec<Vec<glam::Mat4>> = baked
         .skinning
@@ -164,7 +170,11 @@ pub fn compare_with_truth(
             rigml_eval::bone_match::skin_overlap_cost(own, &joints, skin, bones)
                 .context("the fitted skin and the file's cover different vertices")?,
         ),
-        _ => None,
+        (None, Some(own)) => Some(
+            rigml_eval::bone_match::vertex_motion_cost(&truth, recovered, &joints, own, anchor_vertices, scale)
+                .context("the file's skin, its frames and the recovered maps differ in size")?,
+        ),
+        (_, None) => None,
     };
     rigml_eval::bone_match::match_bones(
         cost.as_deref(),

@@ -155,6 +155,72 @@ pub fn skin_overlap_cost(truth: &Skin, joints: &[usize], recovered: &Skin, bones
     Some(cost)
 }
 
+/// A matching cost that pairs joints moving the same part of the mesh the same way: for true
+/// joint `joints[r]` and bone `b`, the mean over frames and over the vertices the joint weights
+/// (weighted by its weights) of `|T_fj(v) − R_fb(v)| · scale`, `v` the vertex's anchor-frame
+/// position. Row-major, one row per entry of `joints`.
+///
+/// Why not the point error at the joint itself (what [`match_bones`] minimises without a cost):
+/// a joint is the pivot between its parent and itself, so at its own position the parent's map
+/// and its own agree, and a bone moving the parent's part, or another chain rooted at the same
+/// place, matches it as well as the right bone. The vertices it weights lie off the pivot, where
+/// those maps part. `None` when the skin, the vertices and the maps disagree in size.
+pub fn vertex_motion_cost(
+    truth: &[Vec<Mat4>],
+    recovered: &[Vec<Mat4>],
+    joints: &[usize],
+    skin: &Skin,
+    anchor_vertices: &[Vec3],
+    scale: f32,
+) -> Option<Vec<f64>> {
+    let frames = truth.len();
+    let bones = recovered.first().map_or(0, Vec::len);
+    if frames == 0 || recovered.len() != frames || skin.vertex_count() != anchor_vertices.len() {
+        return None;
+    }
+    let mut row_of = std::collections::HashMap::new();
+    for (r, &j) in joints.iter().enumerate() {
+        row_of.insert(j, r);
+    }
+    // Per row: (vertex, weight) of the vertices the joint weights.
+    let mut weighted: Vec<Vec<(usize, f32)>> = vec![Vec::new(); joints.len()];
+    for (v, row) in skin.rows().enumerate() {
+        for inf in row {
+            if let (Some(&r), true) = (row_of.get(&(inf.joint as usize)), inf.weight > 0.0) {
+                weighted[r].push((v, inf.weight));
+            }
+        }
+    }
+    let mut cost = vec![0.0f64; joints.len() * bones];
+    let mut moved = vec![Vec3::ZERO; bones * anchor_vertices.len()];
+    for f in 0..frames {
+        if recovered[f].len() != bones {
+            return None;
+        }
+        // Every vertex under every bone's map of this frame, once.
+        for (b, r) in recovered[f].iter().enumerate() {
+            for (v, p) in anchor_vertices.iter().enumerate() {
+                moved[b * anchor_vertices.len() + v] = r.transform_point3(*p);
+            }
+        }
+        for (r, &j) in joints.iter().enumerate() {
+            let t = truth[f].get(j)?;
+            let total: f32 = weighted[r].iter().map(|e| e.1).sum();
+            if total <= 0.0 {
+                continue;
+            }
+            for &(v, w) in &weighted[r] {
+                let tp = t.transform_point3(anchor_vertices[v]);
+                let share = f64::from(w / total * scale) / frames as f64;
+                for b in 0..bones {
+                    cost[r * bones + b] += share * f64::from(tp.distance(moved[b * anchor_vertices.len() + v]));
+                }
+            }
+        }
+    }
+    Some(cost)
+}
+
 /// Angle of the rotation taking `b` to `a`, degrees in `[0, 180]`.
 pub fn rotation_angle_deg(a: Quat, b: Quat) -> f64 {
     let d = f64::from((a * b.inverse()).normalize().w.abs().min(1.0));
@@ -223,5 +289,48 @@ mod tests {
         assert!(got.rotation_deg_mean > 1.0, "{got:?}");
         let short = skin(&[&[(0, 1.0)]]);
         assert!(skin_overlap_cost(&short, &[0], &fitted, &[0]).is_none());
+    }
+
+    #[test]
+    fn vertex_motion_tells_a_joint_from_others_pivoting_at_the_same_place() {
+        use rigml_core::skin::SkinBuilder;
+        // Joint 0 stays; joint 1 turns about its pivot (1, 0, 0) by 0.2 rad a frame. Bones: the
+        // identity, the same pivot turned the other way (a sibling chain), and joint 1's motion.
+        let pivot = Vec3::X;
+        let about = |a: f32| Mat4::from_translation(pivot) * Mat4::from_rotation_z(a) * Mat4::from_translation(-pivot);
+        let truth: Vec<Vec<Mat4>> = (0..5).map(|f| vec![Mat4::IDENTITY, about(0.2 * f as f32)]).collect();
+        let recovered: Vec<Vec<Mat4>> = (0..5)
+            .map(|f| vec![Mat4::IDENTITY, about(-0.2 * f as f32), about(0.2 * f as f32)])
+            .collect();
+        // At the pivot every bone agrees with joint 1: the point error there cannot choose.
+        let at_pivot = match_bones(None, &truth, &recovered, &[1], &[Vec3::ZERO, pivot], None, 1.0).unwrap();
+        assert!(at_pivot.point_error_mean < 1e-6, "{at_pivot:?}");
+        // The vertices joint 1 weights lie off the pivot, where the bones part.
+        let vertices = [
+            Vec3::ZERO,
+            Vec3::new(0.5, 0.0, 0.0),
+            Vec3::new(2.0, 0.0, 0.0),
+            Vec3::new(2.0, 0.5, 0.0),
+        ];
+        let mut b = SkinBuilder::new(2, 4).unwrap();
+        for row in [&[(0u32, 1.0f32)][..], &[(0, 1.0)], &[(1, 1.0)], &[(0, 0.2), (1, 0.8)]] {
+            b.push_row(row).unwrap();
+        }
+        let skin = b.finish();
+        let cost = vertex_motion_cost(&truth, &recovered, &[0, 1], &skin, &vertices, 1.0).unwrap();
+        assert!(cost[5] < 1e-6 && cost[3] > 0.1 && cost[4] > 0.1, "{cost:?}");
+        let got = match_bones(
+            Some(&cost),
+            &truth,
+            &recovered,
+            &[0, 1],
+            &[Vec3::ZERO, pivot],
+            None,
+            1.0,
+        )
+        .unwrap();
+        assert_eq!(got.pairs, vec![(0, 0), (1, 2)]);
+        assert!(got.rotation_deg_mean < 1e-3, "{got:?}");
+        assert!(vertex_motion_cost(&truth, &recovered, &[0, 1], &skin, &vertices[..3], 1.0).is_none());
     }
 }
