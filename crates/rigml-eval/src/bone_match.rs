@@ -116,23 +116,7 @@ pub fn skin_overlap_cost(truth: &Skin, joints: &[usize], recovered: &Skin, bones
     if truth.vertex_count() != recovered.vertex_count() {
         return None;
     }
-    let column = |skin: &Skin, of: &[usize]| -> Vec<Vec<(usize, f64)>> {
-        // Per entry of `of`: (vertex, weight) where it weights the vertex.
-        let mut at = std::collections::HashMap::new();
-        for (i, &j) in of.iter().enumerate() {
-            at.insert(j, i);
-        }
-        let mut out = vec![Vec::new(); of.len()];
-        for (v, row) in skin.rows().enumerate() {
-            for inf in row {
-                if let Some(&i) = at.get(&(inf.joint as usize)) {
-                    out[i].push((v, f64::from(inf.weight)));
-                }
-            }
-        }
-        out
-    };
-    let (a, b) = (column(truth, joints), column(recovered, bones));
+    let (a, b) = (weight_columns(truth, joints), weight_columns(recovered, bones));
     let norm = |c: &[(usize, f64)]| c.iter().map(|e| e.1 * e.1).sum::<f64>().sqrt();
     let mut dense = vec![0.0f64; truth.vertex_count()];
     let mut cost = vec![1.0f64; joints.len() * bones.len()];
@@ -153,6 +137,23 @@ pub fn skin_overlap_cost(truth: &Skin, joints: &[usize], recovered: &Skin, bones
         }
     }
     Some(cost)
+}
+
+/// Per entry of `of`: the `(vertex, weight)` pairs of the vertices that joint weights in `skin`.
+fn weight_columns(skin: &Skin, of: &[usize]) -> Vec<Vec<(usize, f64)>> {
+    let mut at = std::collections::HashMap::new();
+    for (i, &j) in of.iter().enumerate() {
+        at.insert(j, i);
+    }
+    let mut out = vec![Vec::new(); of.len()];
+    for (v, row) in skin.rows().enumerate() {
+        for inf in row {
+            if let Some(&i) = at.get(&(inf.joint as usize)) {
+                out[i].push((v, f64::from(inf.weight)));
+            }
+        }
+    }
+    out
 }
 
 /// A matching cost that pairs joints moving the same part of the mesh the same way: for true
@@ -178,17 +179,17 @@ pub fn vertex_motion_cost(
     if frames == 0 || recovered.len() != frames || skin.vertex_count() != anchor_vertices.len() {
         return None;
     }
-    let mut row_of = std::collections::HashMap::new();
-    for (r, &j) in joints.iter().enumerate() {
-        row_of.insert(j, r);
-    }
-    // Per row: (vertex, weight) of the vertices the joint weights.
-    let mut weighted: Vec<Vec<(usize, f32)>> = vec![Vec::new(); joints.len()];
-    for (v, row) in skin.rows().enumerate() {
-        for inf in row {
-            if let (Some(&r), true) = (row_of.get(&(inf.joint as usize)), inf.weight > 0.0) {
-                weighted[r].push((v, inf.weight));
-            }
+    // Per row: (vertex, share of the row's weight, over the frames), computed once.
+    let mut weighted = weight_columns(skin, joints);
+    for column in &mut weighted {
+        let total: f64 = column.iter().map(|e| e.1).sum();
+        let per = if total > 0.0 {
+            f64::from(scale) / (total * frames as f64)
+        } else {
+            0.0
+        };
+        for e in column.iter_mut() {
+            e.1 *= per;
         }
     }
     let mut cost = vec![0.0f64; joints.len() * bones];
@@ -205,13 +206,8 @@ pub fn vertex_motion_cost(
         }
         for (r, &j) in joints.iter().enumerate() {
             let t = truth[f].get(j)?;
-            let total: f32 = weighted[r].iter().map(|e| e.1).sum();
-            if total <= 0.0 {
-                continue;
-            }
-            for &(v, w) in &weighted[r] {
+            for &(v, share) in &weighted[r] {
                 let tp = t.transform_point3(anchor_vertices[v]);
-                let share = f64::from(w / total * scale) / frames as f64;
                 for b in 0..bones {
                     cost[r * bones + b] += share * f64::from(tp.distance(moved[b * anchor_vertices.len() + v]));
                 }
