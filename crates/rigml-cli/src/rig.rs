@@ -74,7 +74,7 @@ arms) are put back where the model rigs them. --template curve keeps every chain
 --template learned uses that model's joints alone. A shape standing on four mirrored legs gets
 quadruped legs (shoulder and hip at the spine, elbow/stifle, carpus/hock, foot, toe; named
 shoulder_L ... hand_L, pelvis_L ... toe_end_L) placed by the proportions of artists' rigs, front
-legs at the end the head rises; --poles adds an IK pole target in front of each leg
+legs at the end whose body stands higher beyond the legs (the head); --poles adds an IK pole target in front of each leg
 (front_leg_pole_L/R, back_leg_pole_L/R: children of the root that carry no weight, for an IK
 chain to aim at). Both templates put a ground root (`root`) above the body's root
 joint (Hips, or the general template's body): a weightless joint at the model's origin, or

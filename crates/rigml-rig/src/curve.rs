@@ -239,6 +239,7 @@ impl CurveSkeleton {
         let loose = (p.loose_thickness > 0.0).then(|| skeleton(p.loose_thickness));
         Ok(Curve {
             loose,
+            surface: surface_of(mesh),
             solid,
             size,
             bounds: (lo, hi),
@@ -258,6 +259,7 @@ impl CurveSkeleton {
         let p = &self.params;
         let Curve {
             loose,
+            surface,
             solid,
             size,
             bounds: (lo, hi),
@@ -289,7 +291,7 @@ impl CurveSkeleton {
         }
         let plane = mirror.map(|m| (m.axis, m.plane(&solid.grid)));
         let found = plane
-            .and_then(|m| legs::find(&joints, &pairs, m, lo, hi, size))
+            .and_then(|m| legs::find(&joints, &pairs, &surface, m, lo, hi, size))
             .unwrap_or_default();
         let mut roles = Vec::new();
         if p.quadruped_legs && !found.is_empty() {
@@ -348,6 +350,9 @@ impl CurveSkeleton {
 pub struct Curve {
     /// The curve skeleton pruned with [`CurveParams::loose_thickness`], with its mirror pairs.
     loose: Option<(Joints, Vec<Option<usize>>)>,
+    /// The mesh's triangles as (centroid, area): where its surface is, for telling a
+    /// four-legged shape's head end from its tail end ([`legs::find`]).
+    surface: Vec<(Vec3, f32)>,
     solid: Solid,
     /// Longest side of the mesh's bounding box.
     size: f32,
@@ -359,6 +364,18 @@ pub struct Curve {
     symmetry_score: f32,
     bridges: usize,
     reeb_nodes: usize,
+}
+
+/// Every triangle of `mesh` as (centroid, area); degenerate ones weigh nothing.
+fn surface_of(mesh: &Mesh) -> Vec<(Vec3, f32)> {
+    mesh.triangles
+        .iter()
+        .filter_map(|t| {
+            let [a, b, c] = [0, 1, 2].map(|k| mesh.positions.get(t[k] as usize).copied());
+            let (a, b, c) = (a?, b?, c?);
+            Some(((a + b + c) / 3.0, 0.5 * (b - a).cross(c - a).length()))
+        })
+        .collect()
 }
 
 /// Move joints that are not in an interior voxel (chain points on the surface layer, e.g. at

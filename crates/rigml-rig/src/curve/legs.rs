@@ -6,8 +6,8 @@
 //! is replaced by such joints, placed by the median proportions of the artists' legs in the
 //! train split ([`FRONT_LEG`], [`BACK_LEG`], printed by the `quadruped_table` example).
 //!
-//! Which pair is in front is read from the shape: the head end of the body rises higher above
-//! the legs than the tail end (neck, head, ears, antlers against a tail).
+//! Which pair is in front is read from the shape: beyond the legs, the surface of the head end
+//! (neck, head, ears, antlers) sits higher on average than that of the tail end.
 
 use super::simplify::Joints;
 use glam::Vec3;
@@ -234,10 +234,12 @@ fn mirrored_end_chains(joints: &Joints, pairs: &[Option<usize>], axis: usize, pl
 /// `mirror` is the mirror axis and plane; `lo`/`hi` bound the mesh; `size` is its longest side.
 /// Exactly one of the four directions across the mirror plane must have two pairs of feet on
 /// the floor, hanging from two different joints apart along the body, and one end of the body
-/// must rise higher than the other beyond the legs (the head end).
+/// must sit higher than the other beyond the legs (the head end), judged on `surface`: the
+/// mesh's triangles as (centroid, area).
 pub fn find(
     joints: &Joints,
     pairs: &[Option<usize>],
+    surface: &[(Vec3, f32)],
     mirror: (usize, f32),
     lo: Vec3,
     hi: Vec3,
@@ -272,26 +274,32 @@ pub fn find(
     if a0 == a1 || (pos[a0][along] - pos[a1][along]).abs() < BODY_LENGTH * size {
         return None;
     }
-    // The head end: the joints beyond the front-most and back-most attachment along the body,
-    // not in a leg, and the highest of each end.
-    let in_leg: Vec<bool> = (0..pos.len())
-        .map(|j| {
-            legs.iter()
-                .any(|c| c.chain.contains(&j) || c.partner_chain.contains(&j))
-        })
-        .collect();
+    // The head end: the end whose surface beyond the front-most or back-most attachment sits
+    // higher on average (area-weighted, so a finely modelled head does not outweigh a coarse
+    // one). The mean holds up in poses where the single highest point does not: a fox's raised
+    // tail, a grazing cow's lowered head beside its hump (`quadruped_head_end` example).
     let (min_a, max_a) = (pos[a0][along].min(pos[a1][along]), pos[a0][along].max(pos[a1][along]));
-    let rise = |beyond: &dyn Fn(f32) -> bool| {
-        (0..pos.len())
-            .filter(|&j| !in_leg[j] && beyond(pos[j][along]))
-            .map(|j| pos[j].dot(up))
-            .fold(f32::NEG_INFINITY, f32::max)
-    };
-    let (rise_plus, rise_minus) = (rise(&|x| x > max_a), rise(&|x| x < min_a));
-    if rise_plus == rise_minus {
-        return None;
+    let (mut area, mut lift) = ([0.0f64; 2], [0.0f64; 2]);
+    for &(centre, a) in surface {
+        let end = if centre[along] > max_a {
+            0
+        } else if centre[along] < min_a {
+            1
+        } else {
+            continue;
+        };
+        area[end] += f64::from(a);
+        lift[end] += f64::from(a) * f64::from(centre.dot(up));
     }
-    let ahead = Vec3::AXES[along] * if rise_plus > rise_minus { 1.0 } else { -1.0 };
+    let mean = |e: usize| (area[e] > 0.0).then(|| lift[e] / area[e]);
+    let plus_ahead = match (mean(0), mean(1)) {
+        (Some(p), Some(m)) if p != m => p > m,
+        // Nothing beyond one end (no tail, or no neck): the other end is the head.
+        (Some(_), None) => true,
+        (None, Some(_)) => false,
+        _ => return None,
+    };
+    let ahead = Vec3::AXES[along] * if plus_ahead { 1.0 } else { -1.0 };
     let front_attach = if pos[a0].dot(ahead) > pos[a1].dot(ahead) {
         a0
     } else {
@@ -474,6 +482,11 @@ mod tests {
         (Joints { positions, parents }, pairs)
     }
 
+    /// A stand-in for a creature's surface: a unit of area at every joint.
+    fn surface(joints: &Joints) -> Vec<(Vec3, f32)> {
+        joints.positions.iter().map(|&p| (p, 1.0)).collect()
+    }
+
     const LO: Vec3 = Vec3::new(-0.3, 0.0, -1.5);
     const HI: Vec3 = Vec3::new(0.3, 1.7, 1.5);
 
@@ -500,7 +513,7 @@ mod tests {
     fn four_standing_legs_are_found_with_the_head_end_in_front() {
         for head_z in [1.0f32, -1.0] {
             let (joints, pairs) = creature(head_z, &[0.7, -0.7]);
-            let legs = find(&joints, &pairs, (0, 0.0), LO, HI, 3.0).expect("four legs");
+            let legs = find(&joints, &pairs, &surface(&joints), (0, 0.0), LO, HI, 3.0).expect("four legs");
             assert_eq!(legs.len(), 4);
             for leg in &legs {
                 assert_eq!(leg.frame.up, Vec3::Y);
@@ -525,11 +538,33 @@ mod tests {
     }
 
     #[test]
+    fn a_raised_tail_above_the_ears_does_not_make_its_end_the_head() {
+        // A running fox: the tail's thin tip rises above the ears, but beyond the legs the
+        // head end's surface (neck, head, snout, ears) sits higher on average. The tail's end
+        // joint (the seventh, after root, spine, tail root, spine, head root, head) rises too.
+        let (mut joints, pairs) = creature(1.0, &[0.7, -0.7]);
+        joints.positions[6].y = 2.0;
+        let mut surface: Vec<(Vec3, f32)> = [1.2, 1.6, 1.5, 1.9]
+            .iter()
+            .map(|&y| (Vec3::new(0.0, y, 1.2), 1.0))
+            .collect();
+        surface.push((Vec3::new(0.0, 1.0, -1.1), 1.0));
+        surface.push((Vec3::new(0.0, 2.0, -1.4), 0.3));
+        let legs = find(&joints, &pairs, &surface, (0, 0.0), LO, HI, 3.0).expect("four legs");
+        assert!(legs.iter().all(|l| l.frame.ahead == Vec3::Z));
+        // Nothing beyond the back legs (no tail): the end with something beyond is the head.
+        let legs = find(&joints, &pairs, &surface[..4], (0, 0.0), LO, HI, 3.0).expect("four legs");
+        assert!(legs.iter().all(|l| l.frame.ahead == Vec3::Z));
+        // Nothing beyond either end: no head end, no quadruped.
+        assert_eq!(find(&joints, &pairs, &[], (0, 0.0), LO, HI, 3.0), None);
+    }
+
+    #[test]
     fn two_legs_or_six_legs_or_a_lone_chain_are_not_a_quadruped() {
         for legs_at in [&[0.7][..], &[0.7, -0.7, 0.1], &[]] {
             let (joints, pairs) = creature(1.0, legs_at);
             assert_eq!(
-                find(&joints, &pairs, (0, 0.0), LO, HI, 3.0),
+                find(&joints, &pairs, &surface(&joints), (0, 0.0), LO, HI, 3.0),
                 None,
                 "legs at {legs_at:?}"
             );
@@ -540,13 +575,13 @@ mod tests {
         for p in &mut joints.positions {
             p.x *= 10.0;
         }
-        assert_eq!(find(&joints, &pairs, (0, 0.0), LO, HI, 3.0), None);
+        assert_eq!(find(&joints, &pairs, &surface(&joints), (0, 0.0), LO, HI, 3.0), None);
         // Legs that do not reach the floor (a shape lying on its back, feet up) are no stance.
         let (mut joints, pairs) = creature(1.0, &[0.7, -0.7]);
         for p in &mut joints.positions {
             p.y += 0.5;
         }
-        assert_eq!(find(&joints, &pairs, (0, 0.0), LO, HI, 3.0), None);
+        assert_eq!(find(&joints, &pairs, &surface(&joints), (0, 0.0), LO, HI, 3.0), None);
     }
 
     #[test]
@@ -554,7 +589,7 @@ mod tests {
         let (mut joints, mut pairs) = creature(1.0, &[0.7, -0.7]);
         let before = joints.positions.len();
         let old = joints.positions.clone();
-        let legs = find(&joints, &pairs, (0, 0.0), LO, HI, 3.0).unwrap();
+        let legs = find(&joints, &pairs, &surface(&joints), (0, 0.0), LO, HI, 3.0).unwrap();
         let roles = apply(&mut joints, &mut pairs, &legs);
         assert_eq!(
             joints.positions.len(),
@@ -599,7 +634,7 @@ mod tests {
     #[test]
     fn each_leg_gets_a_mirrored_pole_target_in_front_hanging_from_the_root() {
         let (mut joints, mut pairs) = creature(-1.0, &[0.7, -0.7]);
-        let legs = find(&joints, &pairs, (0, 0.0), LO, HI, 3.0).unwrap();
+        let legs = find(&joints, &pairs, &surface(&joints), (0, 0.0), LO, HI, 3.0).unwrap();
         let mut roles = apply(&mut joints, &mut pairs, &legs);
         let before = joints.positions.len();
         add_poles(&mut joints, &mut pairs, &mut roles, &legs);
