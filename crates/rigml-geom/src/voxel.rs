@@ -12,6 +12,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Largest resolution accepted (cells along the longest side); memory grows as its cube.
 pub const MAX_RESOLUTION: usize = 512;
 
+/// Bounds narrower than this share of the largest coordinate's magnitude are rounding noise
+/// (64 units in the last place of `f32`), not an extent to voxelise.
+const ROUNDING: f32 = 64.0 * f32::EPSILON;
+
 /// What a voxel is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -38,13 +42,20 @@ pub struct VoxelGrid {
 impl VoxelGrid {
     /// Voxelise with `resolution` voxels along the longest side of the bounds (clamped to
     /// `2..=MAX_RESOLUTION`). Triangles with a corner out of range or non-finite are skipped.
-    /// `None` when there are no finite positions.
+    /// `None` when there are no finite positions or their bounds overflow `f32`. Bounds within
+    /// rounding of the coordinates (a mesh collapsed to a point, as a clip that scales a
+    /// character up from nothing gives on its first frame) count as no extent at all.
     pub fn new(positions: &[Vec3], triangles: &[[u32; 3]], resolution: usize) -> Option<VoxelGrid> {
         let finite = positions.iter().filter(|p| p.is_finite());
         let lo = finite.clone().copied().reduce(Vec3::min)?;
         let hi = finite.copied().reduce(Vec3::max)?;
         let resolution = resolution.clamp(2, MAX_RESOLUTION);
         let longest = (hi - lo).max_element();
+        if !longest.is_finite() {
+            return None;
+        }
+        let magnitude = lo.abs().max(hi.abs()).max_element();
+        let longest = if longest > ROUNDING * magnitude { longest } else { 0.0 };
         let size = if longest > 0.0 {
             longest / resolution as f32
         } else {
@@ -73,13 +84,17 @@ impl VoxelGrid {
                     // than to the volume of their bounding boxes.
                     pieces.push(corners);
                     while let Some(tri) = pieces.pop() {
-                        let edges = [0, 1, 2].map(|k| (tri[(k + 1) % 3] - tri[k]).length());
+                        let edges = [0, 1, 2].map(|k| ((tri[(k + 1) % 3] - tri[k]) / size).length());
                         let k = (0..3).fold(0, |best, k| if edges[k] > edges[best] { k } else { best });
-                        if edges[k] > 2.0 * size {
-                            let mid = (tri[k] + tri[(k + 1) % 3]) * 0.5;
+                        // Edges are measured in voxels and halves taken without overflow, and a
+                        // split that rounding keeps from shortening the edge is not taken (it
+                        // would never end).
+                        let (a, b) = (tri[k], tri[(k + 1) % 3]);
+                        let mid = a * 0.5 + b * 0.5;
+                        if edges[k] > 2.0 && mid != a && mid != b {
                             let other = tri[(k + 2) % 3];
-                            pieces.push([tri[k], mid, other]);
-                            pieces.push([mid, tri[(k + 1) % 3], other]);
+                            pieces.push([a, mid, other]);
+                            pieces.push([mid, b, other]);
                         } else {
                             grid.rasterise(&tri, &boundary);
                         }
@@ -256,6 +271,23 @@ mod tests {
         let open: Vec<[u32; 3]> = t[..10].to_vec();
         let grid = VoxelGrid::new(&p, &open, 16).unwrap();
         assert_eq!(grid.counts()[2], 0);
+    }
+
+    #[test]
+    fn a_mesh_collapsed_to_a_point_or_near_the_float_limit_voxelises_without_endless_splits() {
+        // A clip's first frame with the character scaled to nothing: bounds of a few units in
+        // the last place at y = 2 (once an endless split of the triangles into pieces).
+        let (p, t) = cuboid(Vec3::ZERO, Vec3::ONE);
+        let point: Vec<Vec3> = p.iter().map(|v| Vec3::new(0.0, 2.0, 0.0) + *v * 2.4e-7).collect();
+        let grid = VoxelGrid::new(&point, &t, 64).unwrap();
+        assert!(grid.dims.iter().all(|&d| d <= 4), "{:?}", grid.dims);
+        // Coordinates whose sums overflow f32 (the halves are taken without them).
+        let far: Vec<Vec3> = p.iter().map(|v| Vec3::splat(1.0e38) + *v * 2.0e38).collect();
+        let grid = VoxelGrid::new(&far, &t, 16).unwrap();
+        assert!(grid.counts()[1] > 0);
+        // Bounds that overflow are refused.
+        let wide: Vec<Vec3> = p.iter().map(|v| (*v * 2.0 - 1.0) * 3.0e38).collect();
+        assert!(VoxelGrid::new(&wide, &t, 16).is_none());
     }
 
     /// The interior by a plain breadth-first flood with coordinates, from the boundary voxels
