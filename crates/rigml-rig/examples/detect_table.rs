@@ -1,6 +1,6 @@
 //! How often the default template's test for a standing humanoid (`looks_humanoid`, which
 //! `--template detect` follows) says yes on train and val characters caught in their own clips:
-//! `cargo run --release -p rigml-rig --example detect_table [FRAMES_PER_CLIP] [ID]`.
+//! `cargo run --release -p rigml-rig --example detect_table [FRAMES_PER_CLIP] [ID|all] [FRAMES.tsv]`.
 //!
 //! `rigml rig-seq` rigs one frame of a sequence, so the test sees characters mid-stride,
 //! grazing or crouching, not only in their bind pose. Every clip of every train/val character
@@ -9,7 +9,9 @@
 //! a standing humanoid; every character not of a humanoid category with frames taken for one is
 //! listed with its clips (`H` taken, `.` not) and the frame the humanoid test read (up,
 //! forward) on the first of them. The Khronos fox's `Run` clip is skipped: it is the test
-//! sequence `fox_run`. Test rows are never read.
+//! sequence `fox_run`. Test rows are never read. `FRAMES.tsv` gets one line per frame: id,
+//! category, family, taken, and the orientation's mirror shares across the lateral and the
+//! depth planes.
 
 use rigml_eval::Dataset;
 use rigml_io::sequence::{bake, SequenceOptions};
@@ -28,7 +30,9 @@ fn humanoid_category(cat: &str) -> bool {
 fn main() {
     let mut args = std::env::args().skip(1);
     let per_clip: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(6);
-    let only = args.next();
+    let only = args.next().filter(|a| a != "all");
+    // Optional: one line per frame (id, category, family, taken, symmetry, depth symmetry).
+    let mut frames_out = args.next().map(|p| std::fs::File::create(p).expect("frames TSV"));
     let data = Dataset::open(&data_dir()).unwrap_or_else(|e| panic!("{e}"));
     // (category, family) → (frames, taken for a humanoid)
     let mut table: BTreeMap<(String, String), (usize, usize)> = BTreeMap::new();
@@ -67,6 +71,16 @@ fn main() {
                 let yes = matches!(&check, Ok(check) if check.verdict.is_ok());
                 if let (true, None, Ok(check)) = (yes, first, &check) {
                     first = Some((check.orientation.up, check.orientation.forward));
+                }
+                if let (Some(out), Ok(check)) = (frames_out.as_mut(), &check) {
+                    use std::io::Write;
+                    let o = &check.orientation;
+                    writeln!(
+                        out,
+                        "{}\t{cat}\t{}\t{yes}\t{}\t{}",
+                        row.id, row.family, o.symmetry, o.depth_symmetry
+                    )
+                    .expect("frames TSV");
                 }
                 taken += usize::from(yes);
                 marks.push(if yes { 'H' } else { '.' });

@@ -36,6 +36,17 @@ pub const RESOLUTION: usize = 128;
 /// taken as left/right symmetric and its joints are made exactly mirror images.
 pub const SYMMETRY_TOLERANCE: f32 = 0.8;
 
+/// How much better a shape may mirror itself front to back (across its thinnest side) than
+/// left to right and still be read as a standing humanoid. A four-legged body is thinnest
+/// across its width, so the humanoid frame reads it across the body, its front and back legs
+/// as two legs; it then mirrors itself far better across the thin side (its own left and right).
+/// On train and val characters caught at 4 even frames of each of their clips (`cargo run
+/// --release -p rigml-rig --example detect_table 4 all FRAMES.tsv`), refusing frames 0.1 or
+/// more better across the thin side refuses 41 of the 46 quadruped frames that were taken for
+/// humanoids and 7 of the 839 humanoid-category frames that were
+/// (docs/experiments/2026-12-03-detect-mid-motion.md).
+pub const DEPTH_MIRROR_MARGIN: f32 = 0.1;
+
 /// Places a standard humanoid skeleton inside a standing character (T-pose or A-pose).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Humanoid {
@@ -104,8 +115,16 @@ fn analyse(mesh: &Mesh) -> Result<Analysis, RigError> {
     let Some(vol) = volume::Volume::new(&local, &mesh.triangles, RESOLUTION) else {
         return Err(RigError::Degenerate);
     };
-    let found = landmarks::find(&vol, o.symmetry >= SYMMETRY_TOLERANCE)
-        .and_then(|l| template::check_proportions(&l).map(|()| l));
+    let found = if o.depth_symmetry > o.symmetry + DEPTH_MIRROR_MARGIN {
+        Err(format!(
+            "it mirrors itself front to back ({:.2} of the solid) better than left to right ({:.2}), \
+             as a four-legged body seen across does",
+            o.depth_symmetry, o.symmetry
+        ))
+    } else {
+        landmarks::find(&vol, o.symmetry >= SYMMETRY_TOLERANCE)
+            .and_then(|l| template::check_proportions(&l).map(|()| l))
+    };
     Ok((o, height, local, found))
 }
 

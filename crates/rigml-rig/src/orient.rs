@@ -34,6 +34,10 @@ pub struct Orientation {
     /// Share of solid voxels whose mirror image across the left/right plane is solid too
     /// (1 = perfectly symmetric).
     pub symmetry: f32,
+    /// The same share for the plane across the depth (front-back) axis. A standing humanoid
+    /// mirrors itself left to right far better than front to back; a four-legged body, whose
+    /// thinnest side is its width, mirrors itself best across that side.
+    pub depth_symmetry: f32,
     /// Evidence for the up sign: how many bottom slices show two feet beside the mirror plane,
     /// minus how many top slices do (the sign was taken from the file when this is 0).
     pub feet_evidence: i32,
@@ -95,6 +99,7 @@ pub fn detect(positions: &[Vec3], triangles: &[[u32; 3]]) -> Result<Orientation,
         ([a, b], [_, sb]) => (*b, *a, *sb),
         _ => (0, 1, 0.0),
     };
+    let depth_symmetry = mirror(depth);
     let unit = |axis: usize| Vec3::AXES[axis];
     // Up sign: slices near each end of the up axis; feet are two blobs beside the mirror plane.
     let feet = |sign: f32| -> i32 {
@@ -151,6 +156,7 @@ pub fn detect(positions: &[Vec3], triangles: &[[u32; 3]]) -> Result<Orientation,
         forward,
         centre,
         symmetry,
+        depth_symmetry,
         feet_evidence,
     })
 }
@@ -210,6 +216,12 @@ mod tests {
         assert_eq!(o.forward, Vec3::Z);
         assert_eq!(o.left, Vec3::X);
         assert!(o.symmetry > 0.95, "{}", o.symmetry);
+        assert!(
+            o.depth_symmetry < o.symmetry - 0.1,
+            "{} vs {}",
+            o.depth_symmetry,
+            o.symmetry
+        );
         assert!(o.feet_evidence > 0);
     }
 

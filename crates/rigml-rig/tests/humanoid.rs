@@ -223,6 +223,43 @@ fn non_humanoids_are_refused() {
     }
 }
 
+/// A four-legged body mid-stride is not a standing humanoid, however its legs fall: the
+/// humanoid frame reads it across the body (its thinnest side is its width), where it mirrors
+/// itself far worse than across its own left and right. Before that test the animals-pack cow
+/// was taken for a humanoid on every frame of its walk and the farm-animals cow in bind pose.
+#[test]
+fn quadrupeds_mid_stride_are_not_taken_for_humanoids() {
+    let cow = load("quaternius-animals-cow");
+    let walk = cow
+        .clips
+        .iter()
+        .position(|c| c.name.ends_with("Walk"))
+        .expect("the cow's walk");
+    let options = rigml_io::sequence::SequenceOptions {
+        clip: walk,
+        frames: Some(6),
+    };
+    let baked = rigml_io::sequence::bake(&cow, &options, std::path::Path::new("Cow.glb")).unwrap();
+    for (f, frame) in baked.sequence.frames.iter().enumerate() {
+        let mut mesh = cow.mesh.clone();
+        mesh.positions.clone_from(frame);
+        let check = looks_humanoid(&mesh).unwrap();
+        assert!(!check.is_humanoid(), "walk frame {f} taken for a humanoid");
+        let o = check.orientation;
+        assert!(
+            o.depth_symmetry > o.symmetry,
+            "frame {f}: {} vs {}",
+            o.depth_symmetry,
+            o.symmetry
+        );
+    }
+    let mesh = load("quaternius-farm-animals-2018-cow").mesh;
+    match Humanoid::default().place(&mesh) {
+        Err(RigError::Placement { message, .. }) => assert!(message.contains("front to back"), "{message}"),
+        other => panic!("the farm cow: {other:?}"),
+    }
+}
+
 #[test]
 fn bad_meshes_are_errors_not_panics() {
     let placer = Humanoid::default();
