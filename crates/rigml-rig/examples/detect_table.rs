@@ -13,8 +13,9 @@
 //! category, family, taken, and the orientation's mirror shares across the lateral and the
 //! depth planes.
 
+mod common;
+
 use rigml_eval::Dataset;
-use rigml_io::sequence::{bake, SequenceOptions};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -51,17 +52,7 @@ fn main() {
             continue;
         };
         let (mut line, mut taken, mut frames, mut first) = (Vec::new(), 0, 0, None);
-        for (c, clip) in character.clips.iter().enumerate() {
-            if row.id == "khronos-fox" && clip.name == "Run" {
-                continue;
-            }
-            let options = SequenceOptions {
-                clip: c,
-                frames: Some(per_clip),
-            };
-            let Ok(baked) = bake(&character, &options, &row.path) else {
-                continue;
-            };
+        for (clip, baked) in common::baked_clips(&character, &row.id, &row.path, per_clip) {
             let mut marks = String::new();
             for frame in &baked.sequence.frames {
                 let mut mesh = character.mesh.clone();

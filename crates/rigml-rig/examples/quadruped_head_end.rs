@@ -12,8 +12,9 @@
 //! Test rows are never read.
 
 use glam::Vec3;
+mod common;
+
 use rigml_eval::Dataset;
-use rigml_io::sequence::{bake, SequenceOptions};
 use rigml_rig::Auto;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -83,17 +84,7 @@ fn main() {
         let mut line = Vec::new();
         let mut mine = [0usize; RULES.len()];
         let mut mine_legs = 0;
-        for (c, clip) in character.clips.iter().enumerate() {
-            if row.id == "khronos-fox" && clip.name == "Run" {
-                continue;
-            }
-            let options = SequenceOptions {
-                clip: c,
-                frames: Some(per_clip),
-            };
-            let Ok(baked) = bake(&character, &options, &row.path) else {
-                continue;
-            };
+        for (clip, baked) in common::baked_clips(&character, &row.id, &row.path, per_clip) {
             let mut marks = String::new();
             for (f, frame) in baked.sequence.frames.iter().enumerate() {
                 tally.frames += 1;
