@@ -13,8 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub const MAX_RESOLUTION: usize = 512;
 
 /// Bounds narrower than this share of the largest coordinate's magnitude are rounding noise
-/// (64 units in the last place of `f32`), not an extent to voxelise.
-const ROUNDING: f32 = 64.0 * f32::EPSILON;
+/// (64 units in the last place of `f32`), not an extent to voxelise (or to rig: rigml-rig's
+/// mesh check refuses such a mesh as having no extent).
+pub const ROUNDING: f32 = 64.0 * f32::EPSILON;
 
 /// What a voxel is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -72,7 +72,10 @@ pub fn check_mesh(mesh: &Mesh) -> Result<(), RigError> {
         (glam::Vec3::splat(f32::MAX), glam::Vec3::splat(f32::MIN)),
         |(lo, hi), p| (lo.min(*p), hi.max(*p)),
     );
-    if (hi - lo).max_element() <= 0.0 {
+    // Bounds within rounding of the coordinates are no extent: a mesh collapsed to a point (a
+    // clip's frame that scales the character up from nothing) has nothing to rig.
+    let magnitude = lo.abs().max(hi.abs()).max_element();
+    if (hi - lo).max_element() <= rigml_geom::voxel::ROUNDING * magnitude {
         return Err(RigError::Degenerate);
     }
     Ok(())

@@ -9,7 +9,7 @@ use rigml_core::Mesh;
 use rigml_eval::skeleton_metrics::{score, JointSet, SkeletonScores};
 use rigml_geom::Bvh;
 use rigml_rig::curve::legs::LegFrame;
-use rigml_rig::{Auto, CurveParams, CurveSkeleton, LearnedPlacer, PlacedSkeleton, SkeletonPlacer};
+use rigml_rig::{Auto, CurveParams, CurveSkeleton, LearnedPlacer, PlacedSkeleton, RigError, SkeletonPlacer};
 
 /// A closed tube of `radius` from `a` to `b` (`around` vertices per ring, capped by fans).
 fn tube(mesh: &mut Mesh, a: Vec3, b: Vec3, radius: f32, rings: usize, around: usize) {
@@ -164,6 +164,19 @@ fn bad_meshes_are_refused() {
         ..Default::default()
     };
     assert!(auto.place(&nan).is_err());
+    // A cube collapsed to a point at y = 2, its bounds a few units in the last place wide (a
+    // clip's first frame that scales the character up from nothing): no extent to rig.
+    let (cube, triangles) = rigml_geom::procedural::cuboid(Vec3::ZERO, Vec3::ONE);
+    let point = Mesh {
+        positions: cube.iter().map(|v| Vec3::new(0.0, 2.0, 0.0) + *v * 2.4e-7).collect(),
+        triangles,
+        ..Default::default()
+    };
+    assert!(
+        matches!(auto.place(&point), Err(RigError::Degenerate)),
+        "{:?}",
+        auto.place(&point)
+    );
 }
 
 /// Score `placed` against the character's own bind-pose skeleton in §1 units (normalised by
