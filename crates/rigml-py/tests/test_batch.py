@@ -129,17 +129,19 @@ def test_a_task_on_a_lost_node_is_retried_elsewhere(tmp_path):
     import ray
     from ray.cluster_utils import Cluster
 
-    manifest, ids = small_manifest(tmp_path, count=3)
+    manifest, ids = small_manifest(tmp_path, count=4)
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
     first = cluster.add_node(num_cpus=1)
     ray.init(address=cluster.address)
     killed = []
 
     def on_row(line):
-        # After the first asset, the next one is running on `first`: take that node away.
+        # After the first asset, the next one is running on `first`: take that node away at
+        # once, then give the cluster a new one. (Adding the new node first took seconds, in
+        # which `first` could finish every task left: one worker, no retry to see.)
         if line.startswith("[1/") and not killed:
-            cluster.add_node(num_cpus=1)
             cluster.remove_node(first, allow_graceful=False)
+            cluster.add_node(num_cpus=1)
             killed.append(True)
 
     settings = batch.Settings(method="voxel", max_influences=4, out=str(tmp_path / "out"), write="none",
