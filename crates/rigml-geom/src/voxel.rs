@@ -17,6 +17,13 @@ pub const MAX_RESOLUTION: usize = 512;
 /// mesh check refuses such a mesh as having no extent).
 pub const ROUNDING: f32 = 64.0 * f32::EPSILON;
 
+/// True when the box `lo..hi` is narrower along every axis than [`ROUNDING`] of its largest
+/// coordinate's magnitude: a point smeared by rounding, with no extent to voxelise or rig.
+pub fn within_rounding(lo: Vec3, hi: Vec3) -> bool {
+    let magnitude = lo.abs().max(hi.abs()).max_element();
+    (hi - lo).max_element() <= ROUNDING * magnitude
+}
+
 /// What a voxel is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -55,8 +62,7 @@ impl VoxelGrid {
         if !longest.is_finite() {
             return None;
         }
-        let magnitude = lo.abs().max(hi.abs()).max_element();
-        let longest = if longest > ROUNDING * magnitude { longest } else { 0.0 };
+        let longest = if within_rounding(lo, hi) { 0.0 } else { longest };
         let size = if longest > 0.0 {
             longest / resolution as f32
         } else {

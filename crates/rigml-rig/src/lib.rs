@@ -74,8 +74,7 @@ pub fn check_mesh(mesh: &Mesh) -> Result<(), RigError> {
     );
     // Bounds within rounding of the coordinates are no extent: a mesh collapsed to a point (a
     // clip's frame that scales the character up from nothing) has nothing to rig.
-    let magnitude = lo.abs().max(hi.abs()).max_element();
-    if (hi - lo).max_element() <= rigml_geom::voxel::ROUNDING * magnitude {
+    if rigml_geom::voxel::within_rounding(lo, hi) {
         return Err(RigError::Degenerate);
     }
     Ok(())
