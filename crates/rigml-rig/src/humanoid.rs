@@ -112,19 +112,20 @@ fn analyse(mesh: &Mesh) -> Result<Analysis, RigError> {
     check_mesh(mesh)?;
     let o = orient::detect(&mesh.positions, &mesh.triangles)?;
     let (local, height) = to_character_frame(mesh, &o)?;
-    let Some(vol) = volume::Volume::new(&local, &mesh.triangles, RESOLUTION) else {
-        return Err(RigError::Degenerate);
-    };
-    let found = if o.depth_symmetry > o.symmetry + DEPTH_MIRROR_MARGIN {
-        Err(format!(
+    // Refused before the solid is built: the frame alone says so, and the volume is the costly part.
+    if o.depth_symmetry > o.symmetry + DEPTH_MIRROR_MARGIN {
+        let why = format!(
             "it mirrors itself front to back ({:.2} of the solid) better than left to right ({:.2}), \
              as a four-legged body seen across does",
             o.depth_symmetry, o.symmetry
-        ))
-    } else {
-        landmarks::find(&vol, o.symmetry >= SYMMETRY_TOLERANCE)
-            .and_then(|l| template::check_proportions(&l).map(|()| l))
+        );
+        return Ok((o, height, local, Err(why)));
+    }
+    let Some(vol) = volume::Volume::new(&local, &mesh.triangles, RESOLUTION) else {
+        return Err(RigError::Degenerate);
     };
+    let found = landmarks::find(&vol, o.symmetry >= SYMMETRY_TOLERANCE)
+        .and_then(|l| template::check_proportions(&l).map(|()| l));
     Ok((o, height, local, found))
 }
 
