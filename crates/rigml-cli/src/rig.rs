@@ -16,14 +16,20 @@ use std::time::Instant;
 /// control joints they add, and the placer of each: the library's registry.
 pub use rigml::{placer, placer_with_model, Controls, TEMPLATES};
 
+/// `--template motion`: the skeleton read from a mesh sequence's motion (`rigml rig-seq` only,
+/// where a sequence is there to read it from; see `rig_seq::motion`).
+pub const MOTION: &str = "motion";
+
 /// How a mesh is rigged: the skeleton template, the skin solver and its model. Shared by
 /// `rigml rig` and `rigml rig-seq`, which rig their mesh the same way.
 #[derive(clap::Args)]
 pub struct RigChoice {
     /// Skeleton template: detect (humanoid when the shape is a standing humanoid, else auto),
     /// humanoid (Mixamo-named, retargetable), auto (any shape), curve (auto without the
-    /// learned model's pruning) or learned (the skeleton model alone).
-    #[arg(long, default_value = "detect", value_parser = clap::builder::PossibleValuesParser::new(TEMPLATES))]
+    /// learned model's pruning), learned (the skeleton model alone) or, for rig-seq only,
+    /// motion (joints where the sequence's own rigid parts turn; no placer, no --skin).
+    #[arg(long, default_value = "detect",
+          value_parser = clap::builder::PossibleValuesParser::new(TEMPLATES.iter().copied().chain([MOTION])))]
     pub template: String,
     /// Skin weights: learned (the trained network), heat (Blender's automatic weights), voxel
     /// (Maya's geodesic voxel binding) or nearest (distance to bones).
@@ -48,6 +54,12 @@ impl RigChoice {
         Box<dyn rigml_rig::SkeletonPlacer + Send>,
         Box<dyn rigml_skin::SkinSolver + Send>,
     )> {
+        if self.template == MOTION {
+            bail!(
+                "--template motion reads the skeleton from how a mesh sequence moves: it is for \
+                 `rigml rig-seq`; a single mesh takes detect, humanoid, auto, curve or learned"
+            );
+        }
         let placer = placer_with_model(&self.template, controls, self.skeleton_model.as_deref())?;
         Ok((placer, solver(&self.skin, None, self.model.as_deref())?))
     }
@@ -122,7 +134,10 @@ pub fn run(args: &Args) -> Result<String> {
         poles: args.poles,
         ground_root: !args.no_ground_root,
     };
-    let (placer, solver) = args.choice.tools(controls)?;
+    let (placer, solver) = args
+        .choice
+        .tools(controls)
+        .with_context(|| format!("{}: not rigged", args.input.display()))?;
     let started = Instant::now();
     let loaded = rigml_io::load(&args.input)?;
     let had_skeleton = !loaded.skeleton.is_empty();

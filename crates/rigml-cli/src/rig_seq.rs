@@ -5,7 +5,7 @@
 //! frame.
 
 use crate::arg_numbers::non_negative;
-use crate::rig::RigChoice;
+use crate::rig::{RigChoice, MOTION};
 use crate::seq_input::{compare_with_truth, BakeArgs, Input};
 use anyhow::{anyhow, bail, Context, Result};
 use glam::{Mat4, Vec3};
@@ -25,6 +25,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 mod anchor;
+mod motion;
 
 /// Rig a mesh sequence: named skeleton and one skin on the anchor frame, a clip that replays it.
 #[derive(clap::Args)]
@@ -50,6 +51,12 @@ each). Last, joints are added midway along the bones that replay the sequence wo
 only when it lowers the error by more than its share (--splits). The output's mesh is the rigged
 frame, its clip has one key per frame.
 
+--template motion reads the skeleton from the motion instead of the shape: the sequence is
+decomposed into --bones rigid bones (as `rigml decompose`), each pair joined where both turn
+about one point, and that tree and its weights are fitted as above (no placer, no --skin; joints
+named bone_00...). On fast gaits, where no single frame shows the legs as they move, it recovers
+an artist's joint rotations closer than the shape templates do (docs/experiments/2026-11-27-rig-seq.md).
+
 Reported: the reconstruction RMSE of the posed rig against the frames, per round and per frame
 (METRICS.md §6 units: the largest frame's longest bounding-box side is 1; compare with `rigml
 decompose` at as many bones, whose free bones have more freedom than a connected skeleton); the
@@ -61,6 +68,7 @@ Examples:
   rigml rig-seq sequences/cat_poses --skin heat -o cat.glb --json
   rigml rig-seq Fox.glb --clip 2 -o fox.glb --truth          (joint rotations against the file's)
   rigml rig-seq walk_frames/ --template humanoid -o walker.glb
+  rigml rig-seq Wolf.glb --clip 3 --template motion -o wolf.glb    (skeleton from the motion)
   rigml retarget walker.glb --to Ranger.glb -o ranger-walk.glb")]
 pub struct Args {
     /// Folder of OBJ frames, an Alembic mesh cache (.abc), or a skinned animation (.glb, .gltf,
@@ -129,6 +137,10 @@ pub struct Args {
     /// docs/experiments/2026-11-27-rig-seq.md.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=100))]
     pub pivot_rounds: u16,
+    /// With --template motion: rigid bones the sequence is decomposed into, each becoming a
+    /// joint (bones that end with no weight are dropped).
+    #[arg(long, default_value_t = motion::DEFAULT_BONES, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub bones: u16,
     /// Splits tried, at most, where the rig replays the sequence worst: after the alternation of
     /// joints and weights, the bone whose vertices carry the most residual gets a joint at its
     /// middle and the alternation runs again (a split that does not lower the error is undone
@@ -198,7 +210,20 @@ pub fn run(args: &Args) -> Result<String> {
         poles: false,
         ground_root: !args.no_ground_root,
     };
-    let (placer, solver) = args.choice.tools(controls)?;
+    // --template motion has no placer and no skin solver: the decomposition gives both.
+    let from_motion = args.choice.template == MOTION;
+    if from_motion && (args.anchor.is_some() || args.rest.is_some()) {
+        bail!(
+            "{}: --template motion rigs the largest-area frame (the decomposition's rest shape): \
+             --anchor and --rest are for the other templates",
+            args.input.display()
+        );
+    }
+    let tools = if from_motion {
+        None
+    } else {
+        Some(args.choice.tools(controls)?)
+    };
     let started = Instant::now();
     let options = args.bake.options();
     let input = Input::load(&args.input, &options, false)?;
@@ -236,18 +261,21 @@ pub fn run(args: &Args) -> Result<String> {
         joint_steps: usize::from(args.joint_steps),
         ..FitOptions::default()
     };
-    let trial_tools = anchor::TrialTools {
-        placer: placer.as_ref(),
-        solver: solver.as_ref(),
-        solve_options: &solve_options,
-        fit_options: &fit_options,
-        scale: normalisation.scale,
-    };
     let trials_started = Instant::now();
     // The frame rigged (with --rest, none: the fits start at the largest frame).
-    let (anchor, anchor_rule, trials) = match &rest_mesh {
-        Some(_) => (largest, "the --rest mesh", Vec::new()),
-        None => anchor::choose_anchor(args, source, largest, &trial_tools).map_err(|e| in_file(&e))?,
+    let (anchor, anchor_rule, trials) = match (&rest_mesh, &tools) {
+        (Some(_), _) => (largest, "the --rest mesh", Vec::new()),
+        (None, None) => (largest, "largest area (the decomposition's rest shape)", Vec::new()),
+        (None, Some((placer, solver))) => {
+            let trial_tools = anchor::TrialTools {
+                placer: placer.as_ref(),
+                solver: solver.as_ref(),
+                solve_options: &solve_options,
+                fit_options: &fit_options,
+                scale: normalisation.scale,
+            };
+            anchor::choose_anchor(args, source, largest, &trial_tools).map_err(|e| in_file(&e))?
+        }
     };
     let trials_s = trials_started.elapsed().as_secs_f64();
     let anchor_positions = match &rest_mesh {
@@ -292,17 +320,34 @@ pub fn run(args: &Args) -> Result<String> {
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(120));
-    bar.set_message(format!("rigging {rigged_label} ({}, {})", placer.name(), solver.name()));
+    // What made the skin, for the report.
+    let skin_source = tools.as_ref().map_or("decomposition", |(_, solver)| solver.name());
     let rig_started = Instant::now();
-    let rigged = rigml_rig::rig_with_progress(
-        &name,
-        mesh,
-        placer.as_ref(),
-        solver.as_ref(),
-        &solve_options,
-        &mut |_| {},
-    )
-    .map_err(|e| in_file(&format!("{rigged_label}: {e}")));
+    let rigged = match &tools {
+        None => {
+            bar.set_message(format!("decomposing the motion into {} bones", args.bones));
+            motion::rig(
+                source,
+                mesh,
+                usize::from(args.bones),
+                usize::from(args.max_influences),
+                &name,
+            )
+            .map_err(|e| in_file(&e))
+        }
+        Some((placer, solver)) => {
+            bar.set_message(format!("rigging {rigged_label} ({}, {})", placer.name(), solver.name()));
+            rigml_rig::rig_with_progress(
+                &name,
+                mesh,
+                placer.as_ref(),
+                solver.as_ref(),
+                &solve_options,
+                &mut |_| {},
+            )
+            .map_err(|e| in_file(&format!("{rigged_label}: {e}")))
+        }
+    };
     let rigml_rig::Rigged {
         mut character,
         template,
@@ -483,7 +528,7 @@ pub fn run(args: &Args) -> Result<String> {
                 Err(why) => json!({"frame": t.frame, "error": why}),
             }).collect::<Vec<_>>(),
             "template": template,
-            "skin": solver.name(),
+            "skin": skin_source,
             "joints": joints,
             "joint_names": character.skeleton.names,
             "weighted_joints": weighted,
@@ -566,8 +611,7 @@ pub fn run(args: &Args) -> Result<String> {
     }
     let _ = writeln!(
         out,
-        "  rig: {joints} joints ({template}, {weighted} weighted), {} skin, in {rig_s:.2} s",
-        solver.name()
+        "  rig: {joints} joints ({template}, {weighted} weighted), {skin_source} skin, in {rig_s:.2} s"
     );
     let _ = writeln!(
         out,
