@@ -53,9 +53,11 @@ frame, its clip has one key per frame.
 
 --template motion reads the skeleton from the motion instead of the shape: the sequence is
 decomposed into --bones rigid bones (as `rigml decompose`), each pair joined where both turn
-about one point, and that tree and its weights are fitted as above (no placer, no --skin; joints
-named bone_00...). On fast gaits, where no single frame shows the legs as they move, it recovers
-an artist's joint rotations closer than the shape templates do (docs/experiments/2026-11-27-rig-seq.md).
+about one point, and that tree and its weights are fitted as above (no --skin). The shape
+template, placed on the same frame, lends its ground root and the names of its joints that lie
+near a motion joint (a quadruped's legs where it finds them); the other joints are bone_NN.
+On fast gaits, where no single frame shows the legs as they move, it recovers an artist's joint
+rotations closer than the shape templates do (docs/experiments/2026-11-27-rig-seq.md).
 
 Reported: the reconstruction RMSE of the posed rig against the frames, per round and per frame
 (METRICS.md §6 units: the largest frame's longest bounding-box side is 1; compare with `rigml
@@ -325,6 +327,12 @@ pub fn run(args: &Args) -> Result<String> {
     let rig_started = Instant::now();
     let rigged = match &tools {
         None => {
+            // The shape template on the same frame lends its joint names and its ground root;
+            // where it cannot place a skeleton, the motion rig goes without them.
+            bar.set_message("placing the shape template, for names".to_string());
+            let shape = crate::rig::placer_with_model("auto", controls, args.choice.skeleton_model.as_deref())?
+                .place(&mesh)
+                .ok();
             bar.set_message(format!("decomposing the motion into {} bones", args.bones));
             motion::rig(
                 source,
@@ -332,6 +340,7 @@ pub fn run(args: &Args) -> Result<String> {
                 usize::from(args.bones),
                 usize::from(args.max_influences),
                 &name,
+                shape.as_ref(),
             )
             .map_err(|e| in_file(&e))
         }

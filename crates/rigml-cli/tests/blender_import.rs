@@ -109,6 +109,20 @@ fn write_glbs(dir: &Path) -> Vec<PathBuf> {
         out.as_os_str(),
     ]);
     files.push(out);
+    // The same walk with the skeleton read from its motion (`--template motion`): a ground root
+    // above a tree of decomposed bones.
+    let out = dir.join("fox-walk-rig-seq-motion.glb");
+    rigml(&[
+        "rig-seq".as_ref(),
+        walk.as_os_str(),
+        "--template".as_ref(),
+        "motion".as_ref(),
+        "--pivot-rounds".as_ref(),
+        "2".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    files.push(out);
     files
 }
 

@@ -2,7 +2,8 @@
 //! Chromium by `crates/rigml-viz/web/test/drive.mjs` (playwright-core). The driver clicks a
 //! joint's dot and the test checks the page then names that joint, the heat map changed, a clip
 //! plays, the model was drawn and nothing was logged as an error. Screenshots go to
-//! `target/test-artefacts/viewer.png` (and `viewer-compare.png`, `viewer-rig-seq.png`).
+//! `target/test-artefacts/viewer.png` (and `viewer-compare.png`, `viewer-rig-seq.png`,
+//! `viewer-rig-seq-motion.png`).
 //!
 //! Needs node, the driver's `npm ci` (crates/rigml-viz/web/test) and Debian's `chromium`
 //! (`.ci/run` installs them): skipped with a message when they are missing, failed when `CI` is
@@ -203,32 +204,44 @@ fn viewer_plays_a_mesh_sequence_rigged_by_rig_seq() {
     if !tools_present("viewer_plays_a_mesh_sequence_rigged_by_rig_seq") {
         return;
     }
-    // three.js as a client of `rigml rig-seq`'s GLB: the fox's walk (OBJ frames, no rig).
+    // three.js as a client of `rigml rig-seq`'s GLB: the fox's walk (OBJ frames, no rig),
+    // rigged by the shape template and with the skeleton read from its motion.
     let walk = common::rows_where("id", "fox_walk")
         .into_iter()
         .next()
         .expect("fox_walk row")
         .path();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("fox-walk-rig.glb");
-    let o = Command::new(env!("CARGO_BIN_EXE_rigml"))
-        .arg("rig-seq")
-        .arg(&walk)
-        .args(["--refine", "1", "-o"])
-        .arg(&path)
-        .output()
-        .expect("rigml rig-seq runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let character = rigml_io::load(&path).unwrap();
-    let viewer = start_viewer(&[&path]);
-    let seen = drive(&viewer.url, &artefacts().join("viewer-rig-seq.png"), false);
-    assert_picked_and_clean(&seen, &character.skeleton.names);
-    assert_eq!(seen["vertices"].as_u64(), Some(character.mesh.vertex_count() as u64));
-    assert_all_influences_read(&seen, &character);
-    assert!(
-        seen["clipTime"].as_f64().unwrap() > 0.0,
-        "the clip did not play: {seen:#}"
-    );
+    let runs: [(&str, &[&str]); 2] = [
+        ("", &["--refine", "1"]),
+        ("-motion", &["--template", "motion", "--pivot-rounds", "2"]),
+    ];
+    for (suffix, args) in runs {
+        let path = dir.path().join(format!("fox-walk-rig{suffix}.glb"));
+        let o = Command::new(env!("CARGO_BIN_EXE_rigml"))
+            .arg("rig-seq")
+            .arg(&walk)
+            .args(args)
+            .arg("-o")
+            .arg(&path)
+            .output()
+            .expect("rigml rig-seq runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let character = rigml_io::load(&path).unwrap();
+        let viewer = start_viewer(&[&path]);
+        let seen = drive(
+            &viewer.url,
+            &artefacts().join(format!("viewer-rig-seq{suffix}.png")),
+            false,
+        );
+        assert_picked_and_clean(&seen, &character.skeleton.names);
+        assert_eq!(seen["vertices"].as_u64(), Some(character.mesh.vertex_count() as u64));
+        assert_all_influences_read(&seen, &character);
+        assert!(
+            seen["clipTime"].as_f64().unwrap() > 0.0,
+            "the clip did not play ({suffix}): {seen:#}"
+        );
+    }
 }
 
 #[test]
