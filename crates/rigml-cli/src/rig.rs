@@ -27,7 +27,7 @@ pub struct RigChoice {
     /// Skeleton template: detect (humanoid when the shape is a standing humanoid, else auto),
     /// humanoid (Mixamo-named, retargetable), auto (any shape), curve (auto without the
     /// learned model's pruning), learned (the skeleton model alone) or, for rig-seq only,
-    /// motion (joints where the sequence's own rigid parts turn; no placer, no --skin).
+    /// motion (joints where the sequence's own rigid parts turn; --skin is not used).
     #[arg(long, default_value = "detect",
           value_parser = clap::builder::PossibleValuesParser::new(TEMPLATES.iter().copied().chain([MOTION])))]
     pub template: String,

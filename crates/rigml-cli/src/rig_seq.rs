@@ -140,9 +140,9 @@ pub struct Args {
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=100))]
     pub pivot_rounds: u16,
     /// With --template motion: rigid bones the sequence is decomposed into, each becoming a
-    /// joint (bones that end with no weight are dropped).
-    #[arg(long, default_value_t = motion::DEFAULT_BONES, value_parser = clap::value_parser!(u16).range(1..=1000))]
-    pub bones: u16,
+    /// joint (bones that end with no weight are dropped) [default: 60].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub bones: Option<u16>,
     /// Splits tried, at most, where the rig replays the sequence worst: after the alternation of
     /// joints and weights, the bone whose vertices carry the most residual gets a joint at its
     /// middle and the alternation runs again (a split that does not lower the error is undone
@@ -221,6 +221,13 @@ pub fn run(args: &Args) -> Result<String> {
             args.input.display()
         );
     }
+    if !from_motion && args.bones.is_some() {
+        bail!(
+            "{}: --bones sets the bones of --template motion; the other templates place their own joints",
+            args.input.display()
+        );
+    }
+    let bones = usize::from(args.bones.unwrap_or(motion::DEFAULT_BONES));
     let tools = if from_motion {
         None
     } else {
@@ -333,11 +340,11 @@ pub fn run(args: &Args) -> Result<String> {
             let shape = crate::rig::placer_with_model("auto", controls, args.choice.skeleton_model.as_deref())?
                 .place(&mesh)
                 .ok();
-            bar.set_message(format!("decomposing the motion into {} bones", args.bones));
+            bar.set_message(format!("decomposing the motion into {bones} bones"));
             motion::rig(
                 source,
                 mesh,
-                usize::from(args.bones),
+                bones,
                 usize::from(args.max_influences),
                 &name,
                 shape.as_ref(),

@@ -504,13 +504,17 @@ fn rig_seq_template_motion_reads_the_skeleton_from_the_fox_walks_motion() {
         rmse > 0.0 && rmse <= 2.0 * free_rmse,
         "rig-seq {rmse} against decompose {free_rmse}"
     );
-    // It reads no anchor and no rest mesh, and a single mesh has no motion to read.
+    // It reads no anchor and no rest mesh, --bones is for it alone, and a single mesh has no
+    // motion to read.
     let o = rigml(
         dir.path(),
         &["rig-seq", fox, "--template", "motion", "--anchor", "2", "-o", "a.glb"],
     );
     assert_clean_failure(&o, "Fox.glb");
     assert!(stderr(&o).contains("--anchor"), "{}", stderr(&o));
+    let o = rigml(dir.path(), &["rig-seq", fox, "--bones", "20", "-o", "c.glb"]);
+    assert_clean_failure(&o, "Fox.glb");
+    assert!(stderr(&o).contains("--bones"), "{}", stderr(&o));
     let o = rigml(dir.path(), &["rig", fox, "--template", "motion", "-o", "b.glb"]);
     assert_clean_failure(&o, "Fox.glb");
     assert!(stderr(&o).contains("rig-seq"), "{}", stderr(&o));

@@ -213,6 +213,15 @@ mod tests {
     }
 
     #[test]
+    fn the_help_states_the_default_bone_count() {
+        // `--bones` is optional (refused without --template motion), so its help text, not clap,
+        // states the default.
+        let mut command = <crate::rig_seq::Args as clap::Args>::augment_args(clap::Command::new("rig-seq"));
+        let help = command.render_long_help().to_string();
+        assert!(help.contains(&format!("[default: {DEFAULT_BONES}]")), "{help}");
+    }
+
+    #[test]
     fn a_ground_root_goes_above_the_root_and_moves_nothing() {
         let mut c = two_joints();
         let before = c.skeleton.bind_positions();
