@@ -111,6 +111,11 @@ pub struct Args {
     /// shipped models were trained).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=4))]
     pub subdivided_copies: u16,
+    /// Coarsened copies of every training character: each keeps 10-67 % of the joints (drawn at
+    /// random, roots always), the others merged into their nearest kept ancestor with their
+    /// weights (skeleton augmentation: rigs of few bones over large regions; at most 4).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=4))]
+    pub coarse_copies: u16,
     /// Feature layout: 3 (the embedded model's); 4, where the flag that says whether a
     /// candidate bone is a root is replaced by the share of the bone inside the mesh's solid
     /// (a rig's root may be a weightless ground bone or the body itself; the solid tells which);
@@ -243,6 +248,7 @@ fn recipe(args: &Args) -> SkinRecipe {
             posed_copies: usize::from(args.posed_copies),
             stretched_copies: usize::from(args.stretched_copies),
             subdivided_copies: usize::from(args.subdivided_copies),
+            coarse_copies: usize::from(args.coarse_copies),
             seed: args.seed,
             feature_version: args.feature_version,
         },

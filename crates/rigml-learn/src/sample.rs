@@ -44,6 +44,11 @@ pub struct SampleOptions {
     /// family-grouped cross-validation found it better on two seeds
     /// (docs/experiments/2026-11-28-subdivided-copies.md).
     pub subdivided_copies: usize,
+    /// Coarsened copies added per character (skeleton augmentation, see [`coarsened`]): each
+    /// keeps every non-root joint with a chance drawn per copy from [`COARSE_KEEP`], the others
+    /// merged into their nearest kept ancestor, so that the network also sees rigs whose few
+    /// bones each carry a large part of the body. 0 by default.
+    pub coarse_copies: usize,
     /// Seed of the vertex subset and the poses.
     pub seed: u64,
     /// Feature layout of the samples (one of [`features::FEATURE_VERSIONS`]).
@@ -57,6 +62,7 @@ impl Default for SampleOptions {
             posed_copies: 1,
             stretched_copies: 0,
             subdivided_copies: 1,
+            coarse_copies: 0,
             seed: 1,
             feature_version: FEATURE_VERSION,
         }
@@ -222,6 +228,81 @@ pub fn stretched(character: &Character, factors: Vec3) -> Result<Character, Lear
     Ok(out)
 }
 
+/// The range of the chance that a coarsened copy keeps each non-root joint (drawn uniformly per
+/// copy): from a tenth (a 50-joint rig becomes one of about 6, like the fish and blob packs) to
+/// two thirds (a rig with its chains thinned).
+pub const COARSE_KEEP: std::ops::Range<f32> = 0.1..0.67;
+
+/// `character` with the joints `keep` marks `false` merged into their nearest kept ancestor:
+/// their weights go to it and their kept descendants hang from it, every kept joint staying
+/// where it was (same bind and rest placement), so one bone now spans what the merged joints
+/// did. Roots are always kept. The copy has no clips or attachments (their joint indices would
+/// be stale). It is how an artist's detailed rig becomes one with few bones over large regions,
+/// the rigs (fish, blobs, props) the network had seen too few of.
+pub fn coarsened(character: &Character, keep: &[bool]) -> Result<Character, LearnError> {
+    let skeleton = &character.skeleton;
+    let n = skeleton.joint_count();
+    if keep.len() != n {
+        return Err(LearnError::Data(format!(
+            "coarsened copy: {} keep flags for {n} joints",
+            keep.len()
+        )));
+    }
+    // Nearest kept ancestor (or the joint itself) of every joint; parents come first.
+    let mut owner = vec![0usize; n];
+    let mut index = vec![usize::MAX; n];
+    let mut kept = Vec::new();
+    for j in 0..n {
+        match skeleton.parents[j] {
+            Some(p) if !keep[j] => owner[j] = owner[p],
+            _ => {
+                owner[j] = j;
+                index[j] = kept.len();
+                kept.push(j);
+            }
+        }
+    }
+    let world = skeleton.rest_world();
+    let mut out = character.clone();
+    out.clips.clear();
+    out.attachments.clear();
+    out.skeleton = Skeleton {
+        names: kept.iter().map(|&j| skeleton.names[j].clone()).collect(),
+        parents: kept
+            .iter()
+            .map(|&j| skeleton.parents[j].map(|p| index[owner[p]]))
+            .collect(),
+        rest_local: kept
+            .iter()
+            .map(|&j| {
+                let local = match skeleton.parents[j] {
+                    Some(p) => world[owner[p]].inverse() * world[j],
+                    None => world[j],
+                };
+                rigml_core::Transform::from_mat4(&local)
+            })
+            .collect(),
+        inverse_bind: kept.iter().map(|&j| skeleton.inverse_bind[j]).collect(),
+    };
+    if let Some(skin) = &character.skin {
+        let rows: Vec<Vec<(u32, f32)>> = skin
+            .rows()
+            .map(|row| {
+                row.iter()
+                    .map(|i| (index[owner[i.joint as usize]] as u32, i.weight))
+                    .collect()
+            })
+            .collect();
+        out.skin = Some(
+            Skin::from_rows(rows.iter().map(|r| r.as_slice()), kept.len(), skin.max_influences())
+                .map_err(|e| LearnError::Data(format!("coarsened copy: {e}")))?,
+        );
+    }
+    out.validate()
+        .map_err(|e| LearnError::Data(format!("coarsened copy: {e}")))?;
+    Ok(out)
+}
+
 /// Samples of one character pose (bind pose or a re-posed copy), `salt` varies the seeds.
 fn samples_of_pose(
     character: &Character,
@@ -352,6 +433,26 @@ pub fn character_samples(id: &str, character: &Character, options: &SampleOption
             all.append(samples_of_pose(&copy, &copy_skin, options, salt)?, 0);
         }
     }
+    let joints = character.skeleton.joint_count();
+    for c in 0..options.coarse_copies {
+        let chance = rng.random_range(COARSE_KEEP);
+        let keep: Vec<bool> = (0..joints)
+            .map(|j| character.skeleton.parents[j].is_none() || rng.random::<f32>() < chance)
+            .collect();
+        // A copy that merges nothing, or leaves a single joint, teaches nothing new.
+        let count = keep.iter().filter(|&&k| k).count();
+        if count == joints || count < 2 {
+            continue;
+        }
+        let copy = coarsened(character, &keep)?;
+        let copy_skin = copy
+            .skin
+            .clone()
+            .ok_or_else(|| LearnError::Data("coarsened copy lost its skin".into()))?;
+        let salt = salt
+            .wrapping_add((options.posed_copies + options.stretched_copies + options.subdivided_copies + c) as u64 + 1);
+        all.append(samples_of_pose(&copy, &copy_skin, options, salt)?, 0);
+    }
     // One coverage number per character: the mean over its copies.
     let copies = all.coverage_loss.len().max(1) as f32;
     all.coverage_loss = vec![all.coverage_loss.iter().sum::<f32>() / copies];
@@ -374,6 +475,10 @@ pub fn cache_key(id: &str, character: &Character, options: &SampleOptions) -> u6
     // Only when used, so that the keys of caches written before the option existed still hold.
     if options.subdivided_copies > 0 {
         h = fnv(h, &(options.subdivided_copies as u64).to_le_bytes());
+    }
+    if options.coarse_copies > 0 {
+        h = fnv(h, b"coarse");
+        h = fnv(h, &(options.coarse_copies as u64).to_le_bytes());
     }
     for p in &character.mesh.positions {
         h = fnv(h, &p.x.to_le_bytes());
@@ -564,6 +669,71 @@ mod tests {
         assert_eq!(b.len(), 3 * a.len());
         assert_eq!(&b.x[..a.x.len()], &a.x[..]);
         assert_ne!(&b.x[a.x.len()..2 * a.x.len()], &a.x[..]);
+        assert_ne!(
+            cache_key("tube", &character, &plain),
+            cache_key("tube", &character, &more)
+        );
+    }
+
+    #[test]
+    fn a_coarsened_copy_merges_joints_into_their_kept_ancestor_and_keeps_the_rest_in_place() {
+        let character = tube();
+        // A chain of four joints; the skin binds each ring of vertices to joint 0, 1 or 2.
+        assert_eq!(character.skeleton.joint_count(), 4);
+        let copy = coarsened(&character, &[true, false, true, true]).unwrap();
+        let skeleton = &copy.skeleton;
+        let names = &character.skeleton.names;
+        assert_eq!(
+            skeleton.names,
+            vec![names[0].clone(), names[2].clone(), names[3].clone()]
+        );
+        assert_eq!(skeleton.parents, vec![None, Some(0), Some(1)]);
+        // Kept joints stay where they were, at rest and at bind.
+        let (before, after) = (character.skeleton.rest_world(), skeleton.rest_world());
+        for (a, b) in [(0, 0), (2, 1), (3, 2)] {
+            assert!(before[a].abs_diff_eq(after[b], 1e-5), "joint {a}");
+            assert_eq!(skeleton.inverse_bind[b], character.skeleton.inverse_bind[a]);
+        }
+        // The merged joint's vertices now follow its parent; the rest pose leaves the mesh in place.
+        let (old, new) = (character.skin.as_ref().unwrap(), copy.skin.as_ref().unwrap());
+        let mut merged = 0;
+        for (a, b) in old.rows().zip(new.rows()) {
+            let expected = [0, 0, 1, 2][a[0].joint as usize];
+            merged += usize::from(a[0].joint == 1);
+            assert_eq!(b.len(), 1);
+            assert_eq!(b[0].joint, expected);
+        }
+        assert!(merged > 0, "the merged joint carried vertices");
+        let rest = skinning_matrices(skeleton, &Pose::rest(skeleton)).unwrap();
+        for (a, b) in copy.mesh.positions.iter().zip(lbs(&copy.mesh.positions, new, &rest)) {
+            assert!((*a - b).length() < 1e-5);
+        }
+        // A root is kept even when its flag says otherwise; a wrong flag count is an error.
+        let flags = [false, true, true, true];
+        assert_eq!(coarsened(&character, &flags).unwrap().skeleton.joint_count(), 4);
+        assert!(coarsened(&character, &[true, false]).is_err());
+    }
+
+    #[test]
+    fn coarse_copies_add_samples_and_change_the_cache_key() {
+        let character = tube();
+        let plain = SampleOptions {
+            max_vertices: 1000,
+            posed_copies: 0,
+            subdivided_copies: 0,
+            ..SampleOptions::default()
+        };
+        let more = SampleOptions {
+            coarse_copies: 4,
+            ..plain
+        };
+        let (a, b) = (
+            character_samples("tube", &character, &plain).unwrap(),
+            character_samples("tube", &character, &more).unwrap(),
+        );
+        assert!(b.len() > a.len(), "{} then {}", a.len(), b.len());
+        assert_eq!(b.len() % a.len(), 0);
+        assert_eq!(&b.x[..a.x.len()], &a.x[..]);
         assert_ne!(
             cache_key("tube", &character, &plain),
             cache_key("tube", &character, &more)

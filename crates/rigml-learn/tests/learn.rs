@@ -105,6 +105,7 @@ fn tiny_model_learns_and_reloads(patch: usize) {
         posed_copies: 1,
         stretched_copies: 0,
         subdivided_copies: 0,
+        coarse_copies: 0,
         seed: 7,
         feature_version: features::FEATURE_VERSION,
     };
@@ -168,6 +169,7 @@ fn learned_weights_obey_the_cap_and_normalisation_on_real_characters() {
         posed_copies: 0,
         stretched_copies: 0,
         subdivided_copies: 0,
+        coarse_copies: 0,
         seed: 3,
         feature_version: features::FEATURE_VERSION,
     };

@@ -299,6 +299,7 @@ fn train_member(
                 posed_copies: 0,
                 stretched_copies: 0,
                 subdivided_copies: 0,
+                coarse_copies: 0,
                 ..options
             };
             let rows = split_rows(dataset, split, None, None)?;
