@@ -107,14 +107,14 @@ pub struct Args {
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=16))]
     pub stretched_copies: u16,
     /// Subdivided copies of every training character: each triangle split in four, weights
-    /// interpolated at the new vertices (density augmentation; at most 4; 0 = none, as the
-    /// shipped models were trained).
+    /// interpolated at the new vertices (density augmentation; at most 4; 0 = none).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=4))]
     pub subdivided_copies: u16,
     /// Coarsened copies of every training character: each keeps 10-67 % of the joints (drawn at
     /// random, roots always), the others merged into their nearest kept ancestor with their
-    /// weights (skeleton augmentation: rigs of few bones over large regions; at most 4).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=4))]
+    /// weights (skeleton augmentation: rigs of few bones over large regions; at most 4; 0 =
+    /// none, as the models before 2026-12-06 were trained).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=4))]
     pub coarse_copies: u16,
     /// Feature layout: 3 (the embedded model's); 4, where the flag that says whether a
     /// candidate bone is a root is replaced by the share of the bone inside the mesh's solid
