@@ -116,10 +116,11 @@ pub struct Args {
     /// none, as the models before 2026-12-06 were trained).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=4))]
     pub coarse_copies: u16,
-    /// Feature layout: 3 (the embedded model's); 4, where the flag that says whether a
+    /// Feature layout: 3 (the default); 4, where the flag that says whether a
     /// candidate bone is a root is replaced by the share of the bone inside the mesh's solid
     /// (a rig's root may be a weightless ground bone or the body itself; the solid tells which);
-    /// 5 and 6, layouts 3 and 4 with geodesic voxel binding's weights as inputs beside bone heat's.
+    /// 5 and 6, layouts 3 and 4 with geodesic voxel binding's weights as inputs beside bone heat's
+    /// (the embedded model: 5, with --voxel-prior-residual).
     #[arg(long, default_value_t = rigml_learn::features::FEATURE_VERSION, value_parser = clap::value_parser!(u32).range(3..=6))]
     pub feature_version: u32,
     /// Inference: drop candidates below this share of the row's largest weight (stored in the

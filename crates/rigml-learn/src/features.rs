@@ -61,8 +61,9 @@ pub const PATCH_RADIUS: f32 = 0.06;
 /// Most vertices a patch search visits before choosing its points.
 const PATCH_GATHER: usize = 512;
 
-/// The feature layout `rigml train` uses unless told otherwise, and the embedded model's. A new
-/// version is added whenever the meaning of a feature changes (invalidates caches and models).
+/// The feature layout `rigml train` uses unless told otherwise (the embedded model, since
+/// 2026-12-02, uses layout 5 with the voxel prior; it names its layout). A new version is added
+/// whenever the meaning of a feature changes (invalidates caches and models).
 pub const FEATURE_VERSION: u32 = 3;
 
 /// Every layout this build extracts (a model of another version is refused).
