@@ -10,7 +10,10 @@
 #   scored by the auto-riggers that use it through --fold-skeleton-models),
 #   RIGML=path/to/rigml (default target/release/rigml, built with `--features train`), DATA=../shared/data,
 #   METHODS (what the report scores; default learned,voxel,heat for skin,
-#   rig-detect,rig-auto,rig-learned for skeleton), EVAL_FLAGS (e.g. --no-deformation).
+#   rig-detect,rig-auto,rig-learned for skeleton), EVAL_FLAGS (e.g. --no-deformation),
+#   JOBS (folds trained at once, default 1: a one-network skin fold fits on one core, so on a
+#   machine of N cores JOBS=N takes about 1/N of the time, each fold holding its samples in
+#   memory; the models are the same).
 # Example (a short recipe, for comparing settings; about 2 minutes of training per fold):
 #   tools/family-cv.sh cv-short 5 -- --steps 1500 --max-vertices 2000 --posed-copies 1 --members 1
 #   KIND=skeleton EVAL_FLAGS=--no-deformation tools/family-cv.sh cv-skel 5 -- --steps 1000
@@ -43,15 +46,26 @@ case ${KIND:-skin} in
         exit 2
         ;;
 esac
+jobs=${JOBS:-1}
 mkdir -p "$out"
+running=0
 for i in $(seq 1 "$k"); do
     if [ -f "$out/fold$i.safetensors" ]; then
         echo "fold $i/$k: $out/fold$i.safetensors exists, kept" >&2
         continue
     fi
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n # a failed fold stops the script here (set -e)
+        running=$((running - 1))
+    fi
     echo "fold $i/$k: training" >&2
     "$rigml" "${trainer[@]}" --data "$data" --split train --val val --hold-out-fold "$i/$k" \
-        --checkpoint-every 0 -o "$out/fold$i.safetensors" --json "$@" > "$out/fold$i.json"
+        --checkpoint-every 0 -o "$out/fold$i.safetensors" --json "$@" > "$out/fold$i.json" &
+    running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+    wait -n
+    running=$((running - 1))
 done
 # shellcheck disable=SC2086
 "$rigml" eval --data "$data" --split train --methods "$methods" --folds "$k" \

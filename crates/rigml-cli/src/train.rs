@@ -5,13 +5,14 @@
 
 use crate::arg_numbers::{non_negative, positive, unit_interval};
 use anyhow::{bail, Result};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use rigml::train::{train_skin, Progress, SkinRecipe, TrainedSkin};
 use rigml_eval::dataset::Dataset;
 use rigml_learn::sample::SampleOptions;
 use rigml_learn::train::{History, Losses, TrainConfig, TrainEvent};
 use rigml_learn::ModelFile;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -27,6 +28,8 @@ Examples:
   rigml train --data ../shared/data --split train --steps 200 -o quick.safetensors --force
   rigml train --split train --val val -o skin.safetensors --resume skin.safetensors.ckpt
   rigml train --split train --val val -o skin.safetensors --members 4 --seed 2
+  rigml train --split train --val val -o skin.safetensors --members 5 --jobs 2
+                    (two networks at once: the same model in about half the time on two cores)
   rigml train --split train --val val --hold-out-fold 2/5 -o cv/fold2.safetensors
                     (without the families of fold 2 of 5: score it with rigml eval --fold 2/5)
 Writes OUTPUT, OUTPUT.ckpt every --checkpoint-every steps and a PNG of the loss curves
@@ -86,6 +89,11 @@ pub struct Args {
     /// model whose probabilities are the mean of the members' (steadier than any one seed).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=rigml_learn::model::MAX_MEMBERS as i64))]
     pub members: u16,
+    /// Networks fitted at once, each on a thread of its own (0 = one per CPU core, at most
+    /// --members; in a GPU build 0 means 1). The model is the same for any N; each network at
+    /// work holds its samples in memory (about 1.6 GB each for the embedded model's recipe).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub jobs: usize,
     /// Fit on N of the split's characters only, drawn with --seed (the same ones for every
     /// member; for one seed, the N drawn include those drawn for any smaller N): to measure
     /// how much more data would help, as docs/model-card-skin.md's learning curve does.
@@ -143,7 +151,8 @@ pub struct Args {
     /// Validate every N steps.
     #[arg(long, default_value_t = 250)]
     pub val_every: usize,
-    /// Write OUTPUT.ckpt every N steps (0 = never; with --members, of the network in training).
+    /// Write OUTPUT.ckpt every N steps (0 = never; with --members, of the network that reached
+    /// a checkpoint last).
     #[arg(long, default_value_t = 500)]
     pub checkpoint_every: usize,
     /// Continue from a checkpoint or model (its weights and step count; one network only).
@@ -169,8 +178,15 @@ struct Summary {
     samples: usize,
     val_samples: usize,
     steps: usize,
+    /// Sampling time summed over the networks (each network samples with its own seed).
     seconds_features: f64,
+    /// Fitting time summed over the networks.
     seconds_training: f64,
+    /// Networks fitted at once.
+    jobs: usize,
+    /// The whole run, from reading the manifest to the model (networks fitted at once overlap,
+    /// so this may be less than the sums above).
+    seconds_wall: f64,
     final_train_loss: Option<f32>,
     final_val_loss: Option<f32>,
     final_val_kl: Option<f32>,
@@ -241,6 +257,7 @@ fn recipe(args: &Args) -> SkinRecipe {
             checkpoint_every: args.checkpoint_every,
         },
         members: usize::from(args.members),
+        jobs: jobs(args.jobs),
         characters: args.characters.map(|n| n as usize),
         hold_out_fold: args.hold_out_fold,
         balance_families: args.balance_families,
@@ -258,6 +275,15 @@ fn recipe(args: &Args) -> SkinRecipe {
         min_recall: args.min_recall,
         cache: (!args.no_cache).then(|| args.cache.clone()),
         command: std::env::args().collect::<Vec<_>>().join(" "),
+    }
+}
+
+/// The networks to fit at once for `--jobs requested` (0: one per CPU core; one on a GPU).
+fn jobs(requested: usize) -> usize {
+    match requested {
+        0 if cfg!(feature = "wgpu") => 1,
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
     }
 }
 
@@ -288,29 +314,36 @@ pub fn run(args: &Args) -> Result<String> {
     let dataset = Dataset::open(&args.data)?;
     let losses = |l: &Losses| format!("{:.4} (kl {:.4} deform {:.4})", l.total, l.kl, l.deform);
     let mut bars = Bars::new(args.steps, checkpoint_path(&args.output), losses, losses);
+    let started = std::time::Instant::now();
     let trained = train_skin(&dataset, &recipe, resume.as_ref(), &mut |p| bars.show(p))?;
+    let wall = started.elapsed().as_secs_f64();
     bars.clear();
     rigml_io::atomic::write(&args.output, &trained.model.to_bytes()?, args.force)?;
     let histories: Vec<History> = trained.members.iter().map(|r| r.history.clone()).collect();
     rigml_io::atomic::write(&curves, &rigml_learn::curves::png(&histories)?, args.force)?;
-    let summary = summarise(args, &curves, &device, &trained);
+    let summary = summarise(args, &curves, &device, &trained, recipe.jobs.min(recipe.members), wall);
     if args.json {
         return Ok(serde_json::to_string_pretty(&summary)? + "\n");
     }
     Ok(text(args, &summary, &trained))
 }
 
-/// The progress bars of a training recipe: one per phase of loading or choosing, one per
-/// network's steps (with the step's losses beside the last validation's), and the checkpoints
-/// it asks for written to `checkpoint`.
+/// The progress bars of a training recipe: one per phase of loading or choosing (per network
+/// while it samples), one per network's steps (with the step's losses beside the last
+/// validation's), and the checkpoints it asks for written to `checkpoint`. Networks fitted at
+/// once (`--jobs`) each have their bars, one below the other.
 pub(crate) struct Bars<L> {
     steps: usize,
     checkpoint: PathBuf,
     step_text: fn(&L) -> String,
     val_text: fn(&L) -> String,
-    items: Option<ProgressBar>,
-    fit: Option<ProgressBar>,
-    last_val: String,
+    shown: MultiProgress,
+    /// Networks in the model (their bars are prefixed with the network's number when more
+    /// than one).
+    members: usize,
+    items: HashMap<Option<usize>, ProgressBar>,
+    fits: HashMap<usize, ProgressBar>,
+    last_val: HashMap<usize, String>,
 }
 
 impl<L> Bars<L> {
@@ -325,68 +358,110 @@ impl<L> Bars<L> {
             checkpoint,
             step_text,
             val_text,
-            items: None,
-            fit: None,
-            last_val: String::new(),
+            shown: MultiProgress::new(),
+            members: 1,
+            items: HashMap::new(),
+            fits: HashMap::new(),
+            last_val: HashMap::new(),
+        }
+    }
+
+    /// `member`'s prefix in an ensemble, or nothing.
+    fn prefix(&self, member: Option<usize>) -> String {
+        match member {
+            Some(m) if self.members > 1 => format!("member {}/{} ", m + 1, self.members),
+            _ => String::new(),
         }
     }
 
     /// Show one event of the recipe.
     pub(crate) fn show(&mut self, progress: Progress<L>) -> Result<(), rigml_learn::LearnError> {
         match progress {
-            Progress::Item { phase, done, total, id } => {
-                let items = self.items.get_or_insert_with(|| {
+            Progress::Item {
+                phase,
+                done,
+                total,
+                id,
+                member,
+            } => {
+                let prefix = self.prefix(member);
+                let items = self.items.entry(member).or_insert_with(|| {
                     let label = phase.label();
-                    bar(
+                    let items = bar(
                         total as u64,
-                        &format!("{{bar:30}} {{pos}}/{{len}} {label} {{msg}} [{{elapsed}}]"),
-                    )
+                        &format!("{{prefix}}{{bar:30}} {{pos}}/{{len}} {label} {{msg}} [{{elapsed}}]"),
+                    );
+                    items.set_prefix(prefix);
+                    self.shown.add(items)
                 });
                 items.set_position(done as u64);
                 items.set_message(id.to_string());
                 if done >= total {
-                    items.finish_and_clear();
-                    self.items = None;
+                    if let Some(items) = self.items.remove(&member) {
+                        self.remove(&items);
+                    }
                 }
             }
-            Progress::Member { index, count, seed } => {
-                if let Some(fit) = self.fit.take() {
-                    fit.finish_and_clear();
+            Progress::Member { index, count, .. } => {
+                self.members = count;
+                // Networks whose steps are all done make room for this one.
+                let done: Vec<usize> = (self.fits.iter())
+                    .filter(|(_, fit)| fit.position() >= fit.length().unwrap_or(0))
+                    .map(|(&m, _)| m)
+                    .collect();
+                for m in done.into_iter().chain([index]) {
+                    if let Some(fit) = self.fits.remove(&m) {
+                        self.remove(&fit);
+                    }
                 }
-                self.last_val.clear();
+                self.last_val.remove(&index);
                 let fit = bar(
                     self.steps as u64,
                     "{prefix}{bar:30} {pos}/{len} {msg} [{elapsed}<{eta}]",
                 );
-                if count > 1 {
-                    fit.set_prefix(format!("member {}/{count} (seed {seed}) ", index + 1));
-                }
-                self.fit = Some(fit);
+                fit.set_prefix(self.prefix(Some(index)));
+                self.fits.insert(index, self.shown.add(fit));
             }
-            Progress::Fit(event) => match event {
+            Progress::Fit { member, event } => match event {
                 TrainEvent::Step { step, losses, .. } => {
-                    if let Some(fit) = &self.fit {
+                    if let Some(fit) = self.fits.get(&member) {
                         fit.set_position(step as u64);
-                        fit.set_message(format!("loss {}{}", (self.step_text)(&losses), self.last_val));
+                        let last_val = self.last_val.get(&member).map_or("", String::as_str);
+                        fit.set_message(format!("loss {}{last_val}", (self.step_text)(&losses)));
                     }
                 }
-                TrainEvent::Val { losses, .. } => self.last_val = format!(" | val {}", (self.val_text)(&losses)),
+                TrainEvent::Val { losses, .. } => {
+                    self.last_val
+                        .insert(member, format!(" | val {}", (self.val_text)(&losses)));
+                }
                 TrainEvent::Checkpoint { model, .. } => write_checkpoint(&self.checkpoint, model)?,
             },
         }
         Ok(())
     }
 
+    /// Take `bar` off the screen.
+    fn remove(&self, bar: &ProgressBar) {
+        bar.finish_and_clear();
+        self.shown.remove(bar);
+    }
+
     /// Remove every bar still shown.
     pub(crate) fn clear(&mut self) {
-        for bar in [self.items.take(), self.fit.take()].into_iter().flatten() {
-            bar.finish_and_clear();
+        let bars: Vec<ProgressBar> = self
+            .items
+            .drain()
+            .map(|(_, b)| b)
+            .chain(self.fits.drain().map(|(_, b)| b))
+            .collect();
+        for bar in &bars {
+            self.remove(bar);
         }
     }
 }
 
 /// The summary of a training (the first member's samples and losses for an ensemble).
-fn summarise(args: &Args, curves: &Path, device: &str, trained: &TrainedSkin) -> Summary {
+fn summarise(args: &Args, curves: &Path, device: &str, trained: &TrainedSkin, jobs: usize, wall: f64) -> Summary {
     let first = &trained.members[0];
     let history = &first.history;
     let last_val = history.val.last().map(|e| e.1);
@@ -402,6 +477,8 @@ fn summarise(args: &Args, curves: &Path, device: &str, trained: &TrainedSkin) ->
         steps: args.steps,
         seconds_features: trained.members.iter().map(|r| r.seconds_features).sum(),
         seconds_training: trained.members.iter().map(|r| r.seconds_training).sum(),
+        jobs,
+        seconds_wall: wall,
         final_train_loss: rigml_learn::curves::smoothed(history).last().map(|e| e.1 as f32),
         final_val_loss: last_val.map(|l| l.total),
         final_val_kl: last_val.map(|l| l.kl),
@@ -420,7 +497,7 @@ fn text(args: &Args, summary: &Summary, trained: &TrainedSkin) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "trained {} on {} characters ({} samples, {} val samples) on {}: {} steps in {:.1} s (features {:.1} s)",
+        "trained {} on {} characters ({} samples, {} val samples) on {}: {} steps in {:.1} s (features {:.1} s; summed over networks, {} at once), {:.1} s in all",
         if summary.members > 1 {
             format!("{} networks", summary.members)
         } else {
@@ -432,7 +509,9 @@ fn text(args: &Args, summary: &Summary, trained: &TrainedSkin) -> String {
         summary.device,
         summary.steps,
         summary.seconds_training,
-        summary.seconds_features
+        summary.seconds_features,
+        summary.jobs,
+        summary.seconds_wall
     );
     let _ = writeln!(
         out,

@@ -206,7 +206,7 @@ pub fn run(args: &Args) -> Result<String> {
         &config,
         resume.as_ref(),
         &metadata,
-        &mut |event| bars.show(Progress::Fit(event)).map_err(MotionError::from),
+        &mut |event| bars.show(Progress::Fit { member: 0, event }).map_err(MotionError::from),
     )?;
     bars.clear();
     let seconds_training = fit_start.elapsed().as_secs_f64();

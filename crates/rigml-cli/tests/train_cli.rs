@@ -52,11 +52,12 @@ fn an_ensemble_is_trained_saved_and_used() {
     small_manifest(dir.path());
     let o = train(
         dir.path(),
-        "--split train --val val -o ens.safetensors --members 2 --seed 5 --json",
+        "--split train --val val -o ens.safetensors --members 2 --seed 5 --jobs 2 --json",
     );
     assert_ok(&o);
     let summary: Value = serde_json::from_slice(&o.stdout).expect("train --json prints one JSON object");
     assert_eq!(summary["members"], 2);
+    assert_eq!(summary["jobs"], 2);
     assert_eq!(summary["characters"], 2);
     if !cfg!(feature = "wgpu") {
         assert_eq!(
@@ -96,6 +97,23 @@ fn an_ensemble_is_trained_saved_and_used() {
     assert_eq!(one.member_count().unwrap(), 1);
     let ens = ModelFile::load(&dir.path().join("ens.safetensors")).unwrap();
     assert_eq!(ens.member_weights(0).unwrap(), one.weights);
+
+    // Fitted one after another, the networks are those fitted at once on two threads.
+    let o = train(
+        dir.path(),
+        "--split train -o seq.safetensors --members 2 --seed 5 --jobs 1 --json",
+    );
+    assert_ok(&o);
+    let summary: Value = serde_json::from_slice(&o.stdout).expect("train --json prints one JSON object");
+    assert_eq!(summary["jobs"], 1);
+    let seq = ModelFile::load(&dir.path().join("seq.safetensors")).unwrap();
+    for member in 0..2 {
+        assert_eq!(
+            seq.member_weights(member).unwrap(),
+            ens.member_weights(member).unwrap(),
+            "network {member}"
+        );
+    }
 }
 
 #[test]
@@ -367,4 +385,56 @@ fn a_family_grouped_cross_validation_trains_without_each_fold_and_scores_it() {
         assert!(!o.status.success() && stderr(&o).contains(bad), "{bad}: {}", stderr(&o));
         assert!(!dir.path().join("bad").exists(), "{bad}: nothing written");
     }
+}
+
+#[test]
+fn a_hook_that_stops_networks_fitted_at_once_stops_them_all() {
+    use rigml::train::{train_skin, Progress, SkinRecipe};
+    use rigml_learn::train::{TrainConfig, TrainEvent};
+    let dir = tempfile::tempdir().unwrap();
+    small_manifest(dir.path());
+    let dataset = rigml_eval::dataset::Dataset::open(&dir.path().join("manifest.tsv")).unwrap();
+    let recipe = SkinRecipe {
+        config: TrainConfig {
+            steps: 50,
+            batch: 64,
+            hidden: 6,
+            val_every: 0,
+            checkpoint_every: 0,
+            ..TrainConfig::default()
+        },
+        members: 3,
+        jobs: 2,
+        sampling: rigml_learn::sample::SampleOptions {
+            max_vertices: 150,
+            ..Default::default()
+        },
+        ..SkinRecipe::default()
+    };
+    let mut started = Vec::new();
+    let mut steps_after_stop = 0;
+    let mut stopped = false;
+    let result = train_skin(&dataset, &recipe, None, &mut |p| {
+        match p {
+            Progress::Member { index, .. } => started.push(index),
+            Progress::Fit {
+                event: TrainEvent::Step { step, .. },
+                ..
+            } => {
+                if stopped {
+                    steps_after_stop += 1;
+                }
+                if step == 5 {
+                    stopped = true;
+                    return Err(rigml_learn::LearnError::Train("enough".into()));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    });
+    let e = result.expect_err("the hook's error ends the run");
+    assert!(e.to_string().contains("enough"), "{e}");
+    assert!(!started.contains(&2), "no network starts after the stop: {started:?}");
+    assert_eq!(steps_after_stop, 0, "no event reaches the hook after it asked to stop");
 }

@@ -529,9 +529,12 @@ pub fn cached_samples(
         source,
     })?;
     let bytes = encode(&samples)?;
-    // Unique per process: two trainings sharing a cache may write the same entry at once, and
-    // each must rename its own file (the last rename wins; both files are the same samples).
-    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+    // Unique per process and call: two trainings (or two networks of one, fitted on threads)
+    // sharing a cache may write the same entry at once, and each must rename its own file (the
+    // last rename wins; both files are the same samples).
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("{}-{call}.tmp", std::process::id()));
     std::fs::write(&tmp, &bytes)
         .and_then(|()| std::fs::rename(&tmp, &path))
         .map_err(|source| LearnError::Io {

@@ -14,6 +14,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
 
+/// Held while a network's initial parameters are drawn from the backend's seeded source.
+static INIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// One batch as tensors.
 struct Batch {
     x: Tensor<3>,
@@ -156,6 +159,10 @@ pub fn train(
     }
     config.validate()?;
     let device = training_device()?.autodiff();
+    // The backend's random source is one per process: seeding it and drawing the initial
+    // parameters happen under one lock, so that networks fitted on several threads at once
+    // (`rigml train --jobs`) each start from their own seed's values.
+    let init = INIT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     device.seed(config.seed);
     let (mut net, first_step) = match resume {
         Some(model) => {
@@ -175,6 +182,7 @@ pub fn train(
             0,
         ),
     };
+    drop(init);
     let mut optimizer = AdamConfig::new().init();
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5eed_ba7c);
     let draw = Draw::new(train, &config.groups)?;

@@ -164,7 +164,7 @@ pub fn train_skeleton(
         &recipe.config,
         resume,
         &metadata,
-        &mut |event| progress(Progress::Fit(event)),
+        &mut |event| progress(Progress::Fit { member: 0, event }),
     )?;
     let seconds_training = trained_at.elapsed().as_secs_f64();
     let settings_at = Instant::now();
