@@ -321,7 +321,7 @@ pub fn run(args: &Args) -> Result<String> {
     rigml_io::atomic::write(&args.output, &trained.model.to_bytes()?, args.force)?;
     let histories: Vec<History> = trained.members.iter().map(|r| r.history.clone()).collect();
     rigml_io::atomic::write(&curves, &rigml_learn::curves::png(&histories)?, args.force)?;
-    let summary = summarise(args, &curves, &device, &trained, recipe.jobs.min(recipe.members), wall);
+    let summary = summarise(args, &curves, &device, &trained, recipe.jobs_at_once(), wall);
     if args.json {
         return Ok(serde_json::to_string_pretty(&summary)? + "\n");
     }
@@ -402,7 +402,7 @@ impl<L> Bars<L> {
                     }
                 }
             }
-            Progress::Member { index, count, .. } => {
+            Progress::Member { index, count, seed } => {
                 self.members = count;
                 // Networks whose steps are all done make room for this one.
                 let done: Vec<usize> = (self.fits.iter())
@@ -419,7 +419,9 @@ impl<L> Bars<L> {
                     self.steps as u64,
                     "{prefix}{bar:30} {pos}/{len} {msg} [{elapsed}<{eta}]",
                 );
-                fit.set_prefix(self.prefix(Some(index)));
+                if count > 1 {
+                    fit.set_prefix(format!("member {}/{count} (seed {seed}) ", index + 1));
+                }
                 self.fits.insert(index, self.shown.add(fit));
             }
             Progress::Fit { member, event } => match event {

@@ -92,6 +92,11 @@ impl Default for SkinRecipe {
 }
 
 impl SkinRecipe {
+    /// How many networks are fitted at once: `jobs`, at most `members`.
+    pub fn jobs_at_once(&self) -> usize {
+        self.jobs.min(self.members)
+    }
+
     /// Refuses settings that cannot train, before any work.
     pub fn validate(&self, resuming: bool) -> Result<()> {
         self.config.validate()?;
@@ -259,7 +264,7 @@ pub fn train_skin(
     metadata.insert("rigml.train.split".into(), recipe.split.clone());
     metadata.insert(KEY_RELATIVE.into(), recipe.relative.to_string());
     metadata.insert(KEY_ABSOLUTE.into(), recipe.absolute.to_string());
-    let jobs = recipe.jobs.min(recipe.members);
+    let jobs = recipe.jobs_at_once();
     let fitted = if jobs > 1 {
         parallel::train_members(dataset, recipe, jobs, &metadata, progress)?
     } else {
