@@ -77,11 +77,12 @@ pub struct Args {
     /// weights fall back to voxel binding's (with --prior-residual too, to both).
     #[arg(long)]
     pub voxel_prior_residual: bool,
-    /// Draw batches family by family (a family uniformly, then one of its samples), so that a
-    /// family of 35 characters weighs no more than a family of one. Families as in
-    /// `rigml eval --folds`: the two folders below `characters/`.
-    #[arg(long)]
-    pub balance_families: bool,
+    /// Draw batches family by family (a family, then one of its samples). STRENGTH 1 (the
+    /// flag alone): a family of 35 characters weighs no more than a family of one; 0.5: a
+    /// family of n samples weighs sqrt(n); 0: every sample the same (as without the flag).
+    /// Families as in `rigml eval --folds`: the two folders below `characters/`.
+    #[arg(long, value_name = "STRENGTH", num_args = 0..=1, default_missing_value = "1", value_parser = unit_interval::<f32>)]
+    pub balance_families: Option<f32>,
     /// Seed of everything random (parameters, batches, vertex subsets, poses).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -252,6 +253,7 @@ fn recipe(args: &Args) -> SkinRecipe {
             prior: args.prior_residual,
             voxel_prior: args.voxel_prior_residual,
             groups: Vec::new(),
+            group_balance: 1.0,
             seed: args.seed,
             val_every: args.val_every,
             checkpoint_every: args.checkpoint_every,
@@ -260,7 +262,7 @@ fn recipe(args: &Args) -> SkinRecipe {
         jobs: jobs(args.jobs),
         characters: args.characters.map(|n| n as usize),
         hold_out_fold: args.hold_out_fold,
-        balance_families: args.balance_families,
+        balance_families: args.balance_families.unwrap_or(0.0),
         sampling: SampleOptions {
             max_vertices: args.max_vertices,
             posed_copies: usize::from(args.posed_copies),
@@ -559,4 +561,31 @@ fn text(args: &Args, summary: &Summary, trained: &TrainedSkin) -> String {
     }
     let _ = writeln!(out, "wrote {} and {}", summary.model, summary.curves);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn balance(flags: &[&str]) -> Result<f32, clap::Error> {
+        let line = ["t", "--split", "train", "-o", "m.safetensors"].iter().chain(flags);
+        Wrapper::try_parse_from(line).map(|w| recipe(&w.args).balance_families)
+    }
+
+    #[test]
+    fn the_family_balance_flag_alone_balances_fully_and_takes_a_strength() {
+        assert_eq!(balance(&[]).unwrap(), 0.0);
+        assert_eq!(balance(&["--balance-families"]).unwrap(), 1.0);
+        assert_eq!(balance(&["--balance-families", "0.5"]).unwrap(), 0.5);
+        for bad in ["1.5", "-0.1", "x"] {
+            assert!(balance(&["--balance-families", bad]).is_err(), "{bad}");
+        }
+    }
 }

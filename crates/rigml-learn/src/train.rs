@@ -31,9 +31,14 @@ pub struct TrainConfig {
     /// Whether the network corrects voxel binding's solution ([`crate::NetConfig::voxel_prior`]).
     pub voxel_prior: bool,
     /// Group of every asset (indexed like [`crate::Samples::asset`], e.g. its family): when not
-    /// empty, each batch sample draws a group uniformly and then one of its samples, so that
-    /// every group weighs the same however many characters it has. Empty: samples uniformly.
+    /// empty, each batch sample draws a group (see [`TrainConfig::group_balance`]) and then one
+    /// of its samples. Empty: samples uniformly.
     pub groups: Vec<u32>,
+    /// How far the draw of groups is balanced, in `0..=1`: a group of `n` samples is drawn with
+    /// probability proportional to `n^(1 - group_balance)`. 1: every group weighs the same
+    /// however many characters it has; 0: every sample weighs the same (as without groups);
+    /// between: large groups weigh more than small ones, less than their size.
+    pub group_balance: f32,
     /// Seed of the initial parameters and of the batches.
     pub seed: u64,
     /// Validate every this many steps (0 = only at the end).
@@ -51,6 +56,12 @@ impl TrainConfig {
             return Err(LearnError::Train(format!(
                 "point encoder width must lie in 0..={MAX_HIDDEN}, got {}",
                 self.patch
+            )));
+        }
+        if !(0.0..=1.0).contains(&self.group_balance) {
+            return Err(LearnError::Train(format!(
+                "group balance must lie in 0..=1, got {}",
+                self.group_balance
             )));
         }
         if !(self.deform_weight.is_finite() && self.deform_weight >= 0.0) {
@@ -97,6 +108,7 @@ impl Default for TrainConfig {
             prior: false,
             voxel_prior: false,
             groups: Vec::new(),
+            group_balance: 1.0,
             seed: 1,
             val_every: 250,
             checkpoint_every: 500,

@@ -40,7 +40,7 @@ pub struct SkinRecipe {
     /// test for a model reported on test).
     pub val: Option<String>,
     /// The optimiser and network settings; `seed` is the first member's (member `i` uses
-    /// `seed + i`), `groups` is filled from the families when `balance_families` is set.
+    /// `seed + i`), `groups` is filled from the families when `balance_families` is above 0.
     pub config: TrainConfig,
     /// Networks to train (more than one: an ensemble whose probabilities are the members' mean).
     pub members: usize,
@@ -55,8 +55,9 @@ pub struct SkinRecipe {
     pub characters: Option<usize>,
     /// Leave out the families of this fold (family-grouped cross-validation).
     pub hold_out_fold: Option<Fold>,
-    /// Draw batches family by family, so that every family weighs the same.
-    pub balance_families: bool,
+    /// How far batches are balanced across families, in `0..=1` (0: every sample weighs the
+    /// same; 1: every family does; between: a family of `n` samples weighs `n^(1 - b)`).
+    pub balance_families: f32,
     /// Vertices per character, re-posed and stretched copies (the seed is each member's).
     pub sampling: SampleOptions,
     /// Inference thresholds stored in the model (replaced by those chosen on `val`).
@@ -80,7 +81,7 @@ impl Default for SkinRecipe {
             jobs: 1,
             characters: None,
             hold_out_fold: None,
-            balance_families: false,
+            balance_families: 0.0,
             sampling: SampleOptions::default(),
             relative: rigml_learn::infer::DEFAULT_RELATIVE,
             absolute: rigml_learn::infer::DEFAULT_ABSOLUTE,
@@ -351,11 +352,12 @@ fn train_member(
     }
     let config = TrainConfig {
         seed,
-        groups: if recipe.balance_families {
+        groups: if recipe.balance_families > 0.0 {
             family_groups(&rows)
         } else {
             Vec::new()
         },
+        group_balance: recipe.balance_families,
         ..recipe.config.clone()
     };
     let trained_at = Instant::now();

@@ -96,15 +96,19 @@ pub fn evaluate(net: &Net, samples: &Samples, deform_weight: f32, limit: usize) 
     }
 }
 
-/// How batch samples are drawn: uniformly over all samples, or a group uniformly and then one
-/// of its samples ([`TrainConfig::groups`]).
+/// How batch samples are drawn: uniformly over all samples, or a group by its weight and then
+/// one of its samples ([`TrainConfig::groups`], [`TrainConfig::group_balance`]).
 enum Draw {
     Uniform(usize),
-    Grouped(Vec<Vec<usize>>),
+    Grouped {
+        members: Vec<Vec<usize>>,
+        /// Running sum of the groups' weights (the last is the total).
+        cumulative: Vec<f64>,
+    },
 }
 
 impl Draw {
-    fn new(train: &Samples, groups: &[u32]) -> Result<Draw, LearnError> {
+    fn new(train: &Samples, groups: &[u32], balance: f32) -> Result<Draw, LearnError> {
         if groups.is_empty() {
             return Ok(Draw::Uniform(train.len()));
         }
@@ -122,14 +126,25 @@ impl Draw {
             members[group].push(i);
         }
         members.retain(|m| !m.is_empty());
-        Ok(Draw::Grouped(members))
+        let exponent = 1.0 - f64::from(balance);
+        let cumulative = members
+            .iter()
+            .scan(0.0, |sum, m| {
+                *sum += (m.len() as f64).powf(exponent);
+                Some(*sum)
+            })
+            .collect();
+        Ok(Draw::Grouped { members, cumulative })
     }
 
     fn sample(&self, rng: &mut ChaCha8Rng) -> usize {
         match self {
             Draw::Uniform(n) => rng.random_range(0..*n),
-            Draw::Grouped(groups) => {
-                let group = &groups[rng.random_range(0..groups.len())];
+            Draw::Grouped { members, cumulative } => {
+                let total = cumulative[cumulative.len() - 1];
+                let at = rng.random_range(0.0..total);
+                let g = cumulative.partition_point(|&c| c <= at).min(members.len() - 1);
+                let group = &members[g];
                 group[rng.random_range(0..group.len())]
             }
         }
@@ -185,7 +200,7 @@ pub fn train(
     drop(init);
     let mut optimizer = AdamConfig::new().init();
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5eed_ba7c);
-    let draw = Draw::new(train, &config.groups)?;
+    let draw = Draw::new(train, &config.groups, config.group_balance)?;
     // A resumed run replays the batch stream so that it sees what an uninterrupted run would.
     for _ in 0..first_step * config.batch {
         draw.sample(&mut rng);
@@ -295,20 +310,36 @@ mod tests {
                 .collect(),
             ..Samples::default()
         };
-        let draw = Draw::new(&samples, &[0, 0, 1]).unwrap();
+        let draw = Draw::new(&samples, &[0, 0, 1], 1.0).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let small = (0..10_000).filter(|_| draw.sample(&mut rng) >= 90).count();
         assert!((4_700..5_300).contains(&small), "{small} of 10000 from the small group");
-        assert!(matches!(Draw::new(&samples, &[0, 0]), Err(LearnError::Train(_))));
-        let uniform = Draw::new(&samples, &[]).unwrap();
+        assert!(matches!(Draw::new(&samples, &[0, 0], 1.0), Err(LearnError::Train(_))));
+        let uniform = Draw::new(&samples, &[], 1.0).unwrap();
         let small = (0..10_000).filter(|_| uniform.sample(&mut rng) >= 90).count();
         assert!((800..1_200).contains(&small), "{small} of 10000 uniformly");
+        // Balance 0 weighs groups by their size (as a uniform draw does); 0.5 by its square
+        // root: 10^0.5 / (90^0.5 + 10^0.5) = 0.25 of the draws from the small group.
+        let by_size = Draw::new(&samples, &[0, 0, 1], 0.0).unwrap();
+        let small = (0..10_000).filter(|_| by_size.sample(&mut rng) >= 90).count();
+        assert!((800..1_200).contains(&small), "{small} of 10000 balanced 0");
+        let half = Draw::new(&samples, &[0, 0, 1], 0.5).unwrap();
+        let small = (0..10_000).filter(|_| half.sample(&mut rng) >= 90).count();
+        assert!((2_200..2_800).contains(&small), "{small} of 10000 balanced 0.5");
     }
 
     #[test]
     fn settings_that_cannot_train_are_refused() {
         assert!(TrainConfig::default().validate().is_ok());
         let bad = [
+            TrainConfig {
+                group_balance: 1.5,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                group_balance: f32::NAN,
+                ..TrainConfig::default()
+            },
             TrainConfig {
                 steps: 0,
                 ..TrainConfig::default()
