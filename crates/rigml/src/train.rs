@@ -128,6 +128,12 @@ impl SkinRecipe {
         if self.jobs == 0 {
             return Err(invalid("jobs must be at least 1"));
         }
+        if !(0.0..=1.0).contains(&self.balance_families) {
+            return Err(invalid(format!(
+                "balance_families must lie in [0, 1], got {}",
+                self.balance_families
+            )));
+        }
         if !rigml_learn::features::FEATURE_VERSIONS.contains(&self.sampling.feature_version) {
             return Err(invalid(format!(
                 "feature version must be one of {:?}, got {}",
@@ -565,6 +571,14 @@ mod tests {
             },
             SkinRecipe {
                 jobs: 0,
+                ..SkinRecipe::default()
+            },
+            SkinRecipe {
+                balance_families: 1.5,
+                ..SkinRecipe::default()
+            },
+            SkinRecipe {
+                balance_families: f32::NAN,
                 ..SkinRecipe::default()
             },
             SkinRecipe {
