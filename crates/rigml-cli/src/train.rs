@@ -252,8 +252,9 @@ fn recipe(args: &Args) -> SkinRecipe {
             patch: args.point_encoder,
             prior: args.prior_residual,
             voxel_prior: args.voxel_prior_residual,
+            // Filled in by the recipe from `balance_families` (rigml::train::SkinRecipe::config).
             groups: Vec::new(),
-            group_balance: 1.0,
+            group_balance: 0.0,
             seed: args.seed,
             val_every: args.val_every,
             checkpoint_every: args.checkpoint_every,

@@ -40,7 +40,8 @@ pub struct SkinRecipe {
     /// test for a model reported on test).
     pub val: Option<String>,
     /// The optimiser and network settings; `seed` is the first member's (member `i` uses
-    /// `seed + i`), `groups` is filled from the families when `balance_families` is above 0.
+    /// `seed + i`), `groups` is filled from the families when `balance_families` is above 0, and
+    /// `group_balance` is replaced by `balance_families`.
     pub config: TrainConfig,
     /// Networks to train (more than one: an ensemble whose probabilities are the members' mean).
     pub members: usize,
@@ -98,9 +99,20 @@ impl SkinRecipe {
         self.jobs.min(self.members)
     }
 
+    /// The optimiser settings every network is fitted with before its own seed and the family
+    /// groups are filled in: `config` with `balance_families` as its group balance.
+    fn fit_config(&self) -> TrainConfig {
+        TrainConfig {
+            group_balance: self.balance_families,
+            ..self.config.clone()
+        }
+    }
+
     /// Refuses settings that cannot train, before any work.
     pub fn validate(&self, resuming: bool) -> Result<()> {
-        self.config.validate()?;
+        // The settings as the networks get them, so that the family balance is checked once,
+        // where the trainer checks it.
+        self.fit_config().validate()?;
         if self.sampling.max_vertices == 0 {
             return Err(invalid("max_vertices must be at least 1"));
         }
@@ -127,12 +139,6 @@ impl SkinRecipe {
         }
         if self.jobs == 0 {
             return Err(invalid("jobs must be at least 1"));
-        }
-        if !(0.0..=1.0).contains(&self.balance_families) {
-            return Err(invalid(format!(
-                "balance_families must lie in [0, 1], got {}",
-                self.balance_families
-            )));
         }
         if !rigml_learn::features::FEATURE_VERSIONS.contains(&self.sampling.feature_version) {
             return Err(invalid(format!(
@@ -363,8 +369,7 @@ fn train_member(
         } else {
             Vec::new()
         },
-        group_balance: recipe.balance_families,
-        ..recipe.config.clone()
+        ..recipe.fit_config()
     };
     let trained_at = Instant::now();
     let (model, history) = rigml_learn::train::train(
