@@ -77,6 +77,11 @@ pub struct Args {
     /// weights fall back to voxel binding's (with --prior-residual too, to both).
     #[arg(long)]
     pub voxel_prior_residual: bool,
+    /// With --prior-residual or --voxel-prior-residual: keep the prior's multiple at 1 instead
+    /// of learning it, so that where the network's correction is small the weights are the
+    /// geometric solver's own (a learnt multiple settles near 0.25: a flattened row).
+    #[arg(long)]
+    pub fixed_prior_scale: bool,
     /// Draw batches family by family (a family, then one of its samples). STRENGTH 1 (the
     /// flag alone): a family of 35 characters weighs no more than a family of one; 0.5: a
     /// family of n samples weighs sqrt(n); 0: every sample the same (as without the flag).
@@ -252,6 +257,7 @@ fn recipe(args: &Args) -> SkinRecipe {
             patch: args.point_encoder,
             prior: args.prior_residual,
             voxel_prior: args.voxel_prior_residual,
+            fixed_prior_scale: args.fixed_prior_scale,
             // Filled in by the recipe from `balance_families` (rigml::train::SkinRecipe::config).
             groups: Vec::new(),
             group_balance: 0.0,

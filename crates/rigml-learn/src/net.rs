@@ -80,6 +80,16 @@ impl Net {
         self.pair.weight.val().dims()[1]
     }
 
+    /// The network with its prior scales kept out of training (no gradient reaches them, so the
+    /// optimiser leaves them as they are; see [`crate::TrainConfig::fixed_prior_scale`]).
+    pub fn with_fixed_prior_scales(self) -> Net {
+        Net {
+            prior: self.prior.map(|p| p.set_require_grad(false)),
+            voxel_prior: self.voxel_prior.map(|p| p.set_require_grad(false)),
+            ..self
+        }
+    }
+
     /// The device holding the network's parameters.
     pub fn device(&self) -> Device {
         self.pair.weight.val().device()

@@ -30,6 +30,11 @@ pub struct TrainConfig {
     pub prior: bool,
     /// Whether the network corrects voxel binding's solution ([`crate::NetConfig::voxel_prior`]).
     pub voxel_prior: bool,
+    /// Keep the priors' scales at 1 instead of learning them: a correction of zero is then the
+    /// geometric solver's own row, not a flattened one (the learnt scale of the voxel prior
+    /// settles near 0.25, where the network's correction carries most of the answer). Needs
+    /// `prior` or `voxel_prior`.
+    pub fixed_prior_scale: bool,
     /// Group of every asset (indexed like [`crate::Samples::asset`], e.g. its family): when not
     /// empty, each batch sample draws a group (see [`TrainConfig::group_balance`]) and then one
     /// of its samples. Empty: samples uniformly.
@@ -63,6 +68,11 @@ impl TrainConfig {
                 "group balance must lie in 0..=1, got {}",
                 self.group_balance
             )));
+        }
+        if self.fixed_prior_scale && !(self.prior || self.voxel_prior) {
+            return Err(LearnError::Train(
+                "a fixed prior scale needs a prior (the heat or the voxel-binding residual)".into(),
+            ));
         }
         if !(self.deform_weight.is_finite() && self.deform_weight >= 0.0) {
             return Err(LearnError::Train(format!(
@@ -107,6 +117,7 @@ impl Default for TrainConfig {
             patch: 0,
             prior: false,
             voxel_prior: false,
+            fixed_prior_scale: false,
             groups: Vec::new(),
             group_balance: 1.0,
             seed: 1,

@@ -197,6 +197,9 @@ pub fn train(
             0,
         ),
     };
+    if config.fixed_prior_scale {
+        net = net.with_fixed_prior_scales();
+    }
     drop(init);
     let mut optimizer = AdamConfig::new().init();
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5eed_ba7c);
@@ -291,6 +294,50 @@ mod tests {
         assert!(!ragged.is_whole());
         assert!(matches!(run(&ragged, None), Err(LearnError::Train(_))));
         assert!(matches!(run(&whole, Some(&ragged)), Err(LearnError::Train(_))));
+    }
+
+    #[test]
+    fn a_fixed_prior_scale_stays_at_one_and_a_free_one_is_learnt() {
+        // Two candidates whose voxel shares (0.2, 0.8) disagree with the target (the first):
+        // a learnt scale moves, a fixed one stays at 1 while the rest of the network trains.
+        let mut x = vec![0.0; CANDIDATES * FEATURES];
+        x[crate::features::VOXEL_SHARE] = 0.2;
+        x[FEATURES + crate::features::VOXEL_SHARE] = 0.8;
+        let mut mask = vec![0.0; CANDIDATES];
+        mask[..2].fill(1.0);
+        let mut target = vec![0.0; CANDIDATES];
+        target[0] = 1.0;
+        let samples = Samples {
+            x,
+            mask,
+            target,
+            deform: vec![0.0; CANDIDATES * DEFORM],
+            patch: vec![0.0; PATCH_POINTS * PATCH_DIMS],
+            asset: vec![0],
+            coverage_loss: vec![0.0],
+        };
+        let scale_after = |fixed: bool| {
+            let config = TrainConfig {
+                steps: 20,
+                batch: 4,
+                hidden: 4,
+                voxel_prior: true,
+                fixed_prior_scale: fixed,
+                val_every: 0,
+                checkpoint_every: 0,
+                ..TrainConfig::default()
+            };
+            let (model, _) = super::train(&samples, None, &config, None, &HashMap::new(), &mut |_| Ok(())).unwrap();
+            crate::model::voxel_prior_scale(&model.weights).unwrap()
+        };
+        assert_eq!(scale_after(true), 1.0);
+        assert!((scale_after(false) - 1.0).abs() > 1e-3);
+        // Without a prior there is nothing to fix.
+        let no_prior = TrainConfig {
+            fixed_prior_scale: true,
+            ..TrainConfig::default()
+        };
+        assert!(matches!(no_prior.validate(), Err(LearnError::Train(_))));
     }
 
     #[test]
