@@ -190,6 +190,26 @@ impl Dense {
         Some(out)
     }
 
+    /// Softmax over the candidates of the geometric solver's own log shares (voxel binding's
+    /// where the network corrects it, else heat's), at scale 1 rather than the learnt scale:
+    /// close to that solver's own row among the candidates. `None` without a prior.
+    pub fn geometry_probabilities(&self, x: &[f32], mask: &[f32]) -> Option<Vec<f32>> {
+        let column = if self.voxel_prior.is_some() {
+            VOXEL_SHARE
+        } else if self.prior.is_some() {
+            HEAT_SHARE
+        } else {
+            return None;
+        };
+        let mut out: Vec<f32> = mask
+            .par_iter()
+            .enumerate()
+            .map(|(r, &m)| prior_logit(x[r * FEATURES + column]) * m + (1.0 - m) * PAD_LOGIT)
+            .collect();
+        out.par_chunks_mut(CANDIDATES).for_each(softmax_row);
+        Some(out)
+    }
+
     /// Whether the network has a point encoder (and so needs surface patches).
     pub fn reads_patches(&self) -> bool {
         self.patch.is_some()
@@ -299,6 +319,9 @@ pub struct Spread {
     pub spread: Vec<f32>,
     /// Mean of the members' [`Dense::prior_probabilities`], if every member has a prior.
     pub prior: Option<Vec<f32>>,
+    /// The geometric solver's own row ([`Dense::geometry_probabilities`] of the first member),
+    /// if it has a prior.
+    pub geometry: Option<Vec<f32>>,
 }
 
 /// Every network of a model file (one, or an ensemble's members): the probabilities are the
@@ -378,7 +401,13 @@ impl Ensemble {
             }
             out
         });
-        Ok(Spread { mean, spread, prior })
+        let geometry = self.members[0].geometry_probabilities(x, mask);
+        Ok(Spread {
+            mean,
+            spread,
+            prior,
+            geometry,
+        })
     }
 
     /// Mean of the members' [`Dense::probabilities`].

@@ -63,6 +63,13 @@ pub const KEY_RIGID: &str = "rigml.infer.rigid";
 pub const KEY_RIGID_SINGLE: &str = "rigml.infer.rigid_single_bone";
 pub const KEY_FALLBACK: &str = "rigml.infer.fallback";
 
+/// With 1, [`Learned::fallback`] moves rows toward the geometric solver's own row instead of the
+/// prior at its learnt scale.
+pub const KEY_FALLBACK_GEOMETRY: &str = "rigml.infer.fallback_geometry";
+
+/// The members' spread below which [`Learned::fallback`] leaves a vertex alone.
+pub const KEY_FALLBACK_FROM: &str = "rigml.infer.fallback_from";
+
 /// Default fallback strength when a model file does not name one (0: off).
 pub const DEFAULT_FALLBACK: f32 = 0.0;
 
@@ -97,6 +104,12 @@ pub struct Learned {
     /// spread)` ([`crate::forward::Spread`]). 0 turns it off; it needs an ensemble whose members
     /// correct a prior, and is ignored otherwise.
     pub fallback: f32,
+    /// Fall back toward the geometric solver's own row ([`crate::forward::Spread::geometry`])
+    /// rather than the prior at its learnt scale.
+    pub fallback_geometry: bool,
+    /// Spread below which a vertex does not fall back at all: `w = min(1, fallback · (spread −
+    /// fallback_from))` where the spread exceeds it.
+    pub fallback_from: f32,
 }
 
 impl Learned {
@@ -124,6 +137,11 @@ impl Learned {
             .setting(KEY_FALLBACK)
             .filter(|s| (0.0..=100.0).contains(s))
             .unwrap_or(DEFAULT_FALLBACK);
+        let fallback_geometry = model.setting(KEY_FALLBACK_GEOMETRY).is_some_and(|s| s >= 0.5);
+        let fallback_from = model
+            .setting(KEY_FALLBACK_FROM)
+            .filter(|s| (0.0..=1.0).contains(s))
+            .unwrap_or(0.0);
         let networks = Ensemble::new(&model).map_err(|e| match e {
             LearnError::Model(problem) => problem,
             other => other.to_string(),
@@ -140,6 +158,8 @@ impl Learned {
             rigid,
             rigid_single,
             fallback,
+            fallback_geometry,
+            fallback_from,
         }
     }
 
@@ -179,7 +199,12 @@ impl Learned {
             return networks.probabilities(&feats.values, &feats.mask, &feats.patch);
         }
         let spread = networks.probabilities_with_spread(&feats.values, &feats.mask, &feats.patch)?;
-        let Some(prior) = spread.prior else {
+        let target = if self.fallback_geometry {
+            spread.geometry
+        } else {
+            spread.prior
+        };
+        let Some(prior) = target else {
             return Ok(spread.mean);
         };
         let mut probs = spread.mean;
@@ -188,7 +213,7 @@ impl Learned {
             .zip(prior.par_chunks(CANDIDATES))
             .zip(&spread.spread)
             .for_each(|((row, prior), &d)| {
-                let w = (self.fallback * d).min(1.0);
+                let w = (self.fallback * (d - self.fallback_from)).clamp(0.0, 1.0);
                 row.iter_mut().zip(prior).for_each(|(p, q)| *p = (1.0 - w) * *p + w * q);
             });
         Ok(probs)
@@ -594,7 +619,12 @@ mod tests {
             };
             ModelFile::from_net(&crate::Net::new(config, &device), Default::default())
         };
-        let model = ModelFile::ensemble(&[single(1, true), single(2, true)], Default::default()).unwrap();
+        let mut model = ModelFile::ensemble(&[single(1, true), single(2, true)], Default::default()).unwrap();
+        // A learnt scale below 1, as training leaves it (about 0.25 in the shipped model).
+        for m in 0..2 {
+            let name = format!("member{m}.{}", crate::model::VOXEL_PRIOR_SCALE);
+            model.weights.get_mut(&name).expect("a voxel prior scale").1[0] = 0.25;
+        }
         let spread = Ensemble::new(&model)
             .unwrap()
             .probabilities_with_spread(&feats.values, &feats.mask, &feats.patch)
@@ -619,6 +649,38 @@ mod tests {
             let sum: f32 = blended[row].iter().sum();
             assert!((sum - 1.0).abs() < 1e-4, "vertex {v}: row sums to {sum}");
         }
+        // Toward the geometric solver's own row, from a spread threshold: vertices below it
+        // keep the members' mean.
+        let geometry = spread.geometry.clone().expect("the members correct voxel binding");
+        let (lo, hi) = spread
+            .spread
+            .iter()
+            .fold((f32::INFINITY, 0.0f32), |(lo, hi), &d| (lo.min(d), hi.max(d)));
+        let from = 0.5 * (lo + hi);
+        learned.fallback_geometry = true;
+        learned.fallback_from = from;
+        let toward_geometry = learned.probabilities(&feats).unwrap();
+        for (v, &d) in spread.spread.iter().enumerate() {
+            let w = (50.0 * (d - from)).clamp(0.0, 1.0);
+            for k in v * CANDIDATES..(v + 1) * CANDIDATES {
+                let expected = (1.0 - w) * spread.mean[k] + w * geometry[k];
+                assert!((toward_geometry[k] - expected).abs() < 1e-5, "vertex {v}");
+            }
+        }
+        assert!(
+            spread.spread.iter().any(|&d| d < from),
+            "some vertices stay as they are"
+        );
+        // The geometric row is voxel binding's shares, not flattened by the learnt scale.
+        let sharpest = |p: &[f32]| {
+            p.chunks(CANDIDATES)
+                .map(|r| r.iter().copied().fold(0.0, f32::max))
+                .sum::<f32>()
+        };
+        assert!(
+            sharpest(&geometry) > sharpest(&prior),
+            "the prior at its learnt scale is flatter"
+        );
         // Members without a prior have nothing to fall back to: the mean is kept.
         let mut plain_members =
             Learned::new(ModelFile::ensemble(&[single(1, false), single(2, false)], Default::default()).unwrap());
