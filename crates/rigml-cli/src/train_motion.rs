@@ -170,12 +170,21 @@ pub fn run(args: &Args) -> Result<String> {
     let started = Instant::now();
     let dataset = Dataset::open(&args.data)?;
     let loading = bar(2, "{bar:30} {pos}/{len} loading and damaging clips {msg} [{elapsed}]");
-    let (sources, skipped) = load_split(&dataset, &args.split)?;
+    let (sources, mut skipped) = load_split(&dataset, &args.split)?;
     if sources.is_empty() {
         bail!("the {} split holds no humanoid motion clip", args.split);
     }
     let mirror = !args.no_mirror;
-    let train = rigml_motion::data::prepare(&sources, usize::from(args.copies), args.seed, mirror)?;
+    let mut train = rigml_motion::data::prepare(&sources, usize::from(args.copies), args.seed, mirror)?;
+    // A clip whose encoding is not finite everywhere (a degenerate chain, a zero-length bone)
+    // would make the loss NaN: it is left out and reported.
+    train.retain(|p| {
+        let finite = p.is_finite();
+        if !finite {
+            skipped.push((p.name.clone(), "its IK-Rig encoding is not finite (left out)".into()));
+        }
+        finite
+    });
     loading.inc(1);
     let val = match &args.val {
         Some(split) => {

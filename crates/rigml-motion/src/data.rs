@@ -205,6 +205,12 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// Whether every number of it (clean and damaged vectors, noise evidence) is finite.
+    pub fn is_finite(&self) -> bool {
+        let all = |frames: &[[f32; FEATURES]]| frames.iter().all(|v| v.iter().all(|x| x.is_finite()));
+        all(&self.clean) && self.noisy.iter().all(|n| all(n)) && self.evidence.iter().all(|e| all(e))
+    }
+
     pub fn len(&self) -> usize {
         self.clean.len()
     }

@@ -388,4 +388,21 @@ mod tests {
         config.window = 2;
         assert!(config.validate().is_err());
     }
+
+    #[test]
+    fn a_clip_with_a_nan_anywhere_is_not_finite() {
+        let mut p = Prepared {
+            name: String::new(),
+            clean: vec![[0.0; FEATURES]; 3],
+            contacts: vec![[false; CONTACTS]; 3],
+            noisy: vec![vec![[0.0; FEATURES]; 3]],
+            evidence: vec![vec![[0.0; FEATURES]; 3]],
+        };
+        assert!(p.is_finite());
+        p.evidence[0][2][7] = f32::NAN;
+        assert!(!p.is_finite());
+        p.evidence[0][2][7] = 0.0;
+        p.noisy[0][1][0] = f32::INFINITY;
+        assert!(!p.is_finite());
+    }
 }
