@@ -294,6 +294,7 @@ fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pinning: Pin
             continue;
         };
         let goal = frame.chains[k];
+        carry_end(posed, info, lower, end);
         let root = posed.position(upper);
         let target = match kind {
             ChainKind::LeftLeg => leg_targets[0],
@@ -304,6 +305,7 @@ fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pinning: Pin
         let (q_upper, q_lower) = two_bone(root, posed.position(lower), posed.position(end), target, g * goal.pole);
         posed.rotate_world(upper, q_upper);
         posed.rotate_world(lower, q_lower);
+        carry_end(posed, info, lower, end);
         set_delta(posed, end, goal.rotation);
     }
     relative(
@@ -321,6 +323,30 @@ fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pinning: Pin
     needed
 }
 
+/// Place a limb end that does not hang below its lower joint (an IK foot or hand parented to the
+/// root: [`crate::humanoid::limb_end_detached`]) where the lower joint carries it, at its
+/// rest-pose offset turned by the lower joint's rotation from rest; an end below it is left alone.
+fn carry_end(posed: &mut Posed, info: &RigInfo, lower: usize, end: usize) {
+    if is_below(posed.skeleton, lower, end) {
+        return;
+    }
+    let turn = posed.rotation(lower) * info.rest_rotations[lower].inverse();
+    let at = posed.position(lower) + turn * (info.rest_positions[end] - info.rest_positions[lower]);
+    posed.set_world_position(end, at);
+}
+
+/// Whether `j` is `a` or hangs below it.
+fn is_below(skeleton: &Skeleton, a: usize, j: usize) -> bool {
+    let mut at = Some(j);
+    while let Some(k) = at {
+        if k == a {
+            return true;
+        }
+        at = skeleton.parents.get(k).copied().flatten();
+    }
+    false
+}
+
 /// Lower the motion root along up until every leg target is within reach of its upper leg
 /// (solving `|t - (r - up·δ)| = reach` for the smallest `δ ≥ 0`, reach just short of straight).
 fn lower_hips_to_reach(posed: &mut Posed, info: &RigInfo, targets: &[Option<Vec3>; 2]) -> f32 {
@@ -330,6 +356,7 @@ fn lower_hips_to_reach(posed: &mut Posed, info: &RigInfo, targets: &[Option<Vec3
         let (&[upper, lower, end], Some(t)) = (info.map.chain(kind), target) else {
             continue;
         };
+        carry_end(posed, info, lower, end);
         let reach = (posed.position(upper).distance(posed.position(lower))
             + posed.position(lower).distance(posed.position(end)))
             * (1.0 - 4.0 * crate::ik::REACH_EPSILON);

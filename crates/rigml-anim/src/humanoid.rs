@@ -256,6 +256,16 @@ pub fn map_humanoid_with(
     build(skeleton, table, asset)
 }
 
+/// Whether a limb chain `[upper, lower, end]` has its end outside the limb's hierarchy: an IK
+/// foot or hand parented to the root, which turning the upper and lower joints does not carry, so
+/// whatever poses the limb must also place the end (the decoder and foot-skate removal do).
+pub fn limb_end_detached(skeleton: &Skeleton, chain: &[usize]) -> bool {
+    match *chain {
+        [_, lower, end] => !is_ancestor(skeleton, lower, end),
+        _ => false,
+    }
+}
+
 /// A short description of a skeleton for messages: joint count and root name.
 pub fn skeleton_label(skeleton: &Skeleton) -> String {
     let root = skeleton.names.first().map_or("(empty)", String::as_str);
@@ -319,6 +329,10 @@ fn build(skeleton: &Skeleton, mut table: [Option<usize>; 22], asset: &str) -> Re
         let [u, l, e] = roles.map(get);
         match (path(skeleton, u, l), path(skeleton, l, e)) {
             (Some(a), Some(b)) if a.len() >= 2 && b.len() >= 2 => vec![u, l, e],
+            // An end driven by IK from elsewhere (parented to the root): see `limb_end_detached`.
+            (Some(a), None) if a.len() >= 2 && !is_ancestor(skeleton, u, e) && !is_ancestor(skeleton, e, u) => {
+                vec![u, l, e]
+            }
             _ => {
                 problems.push(format!(
                     "{}: {} ({}), {} ({}) and {} ({}) are not a parent line",

@@ -8,7 +8,7 @@ mod common;
 use glam::Vec3;
 use rigml_anim::decode::{decode, DecodeOptions};
 use rigml_anim::encode::encode;
-use rigml_anim::humanoid::{map_humanoid, ChainKind, Role};
+use rigml_anim::humanoid::{limb_end_detached, map_humanoid, ChainKind, Role};
 use rigml_anim::retarget::{retarget_poses, Mode, Source};
 use rigml_anim::rig::{sample_frames, Frames, RigInfo};
 use rigml_core::{Character, Skeleton, Transform};
@@ -92,9 +92,16 @@ fn score(src: &Character, frames: &Frames, tgt: &Character, mode: Mode) -> Score
     let src_pos = canonical(positions(&src.skeleton, &src_locals), &si);
     let out_pos = canonical(positions(&tgt.skeleton, &out), &ti);
     let rest_t: Vec<Vec3> = ti.rest_positions.iter().map(|p| ti.facing.inverse() * *p).collect();
-    // Drift over the target's bones; the motion root's incoming link is root motion, not a bone.
+    // Drift over the target's bones; the motion root's incoming link is root motion, not a bone,
+    // and so is the link to an IK foot or hand parented to the root.
     let mut parents = tgt.skeleton.parents.clone();
     parents[ti.map.motion_root()] = None;
+    for kind in ChainKind::ALL {
+        let chain = ti.map.chain(kind);
+        if let (true, Some(&end)) = (limb_end_detached(&tgt.skeleton, chain), chain.last()) {
+            parents[end] = None;
+        }
+    }
     let drift = metrics::bone_length_drift(&out_pos, &parents, &rest_t).unwrap_or(0.0);
     // Skate on the foot joints both skeletons have: ankles, and toes when both have toes.
     let mut feet_roles = vec![Role::LeftFoot, Role::RightFoot];
@@ -155,10 +162,16 @@ fn clip_frames(c: &Character) -> Frames {
 }
 
 /// Encode → decode onto the same skeleton puts every mapped joint back within 1% of its
-/// chain's length (hips and limb joints exactly; intermediate spine joints by FABRIK).
+/// chain's length (hips and limb joints exactly; intermediate spine joints by FABRIK), also on
+/// rigs whose feet hang from the root as IK targets (Quaternius' Ultimate Monsters and 2019 men).
 #[test]
 fn encode_decode_round_trip_on_the_same_skeleton() {
-    for id in ["cmu_02_01_walk", "cmu_09_01_run"] {
+    for id in [
+        "cmu_02_01_walk",
+        "cmu_09_01_run",
+        "quaternius-ultimate-monsters-alien2",
+        "quaternius-animated-men-2019-male-casual",
+    ] {
         let c = load(id);
         let info = rig(&c);
         let frames = clip_frames(&c);
@@ -167,6 +180,11 @@ fn encode_decode_round_trip_on_the_same_skeleton() {
             pin_feet: false,
             ..DecodeOptions::default()
         };
+        if id.starts_with("quaternius") {
+            for kind in [ChainKind::LeftLeg, ChainKind::RightLeg] {
+                assert!(limb_end_detached(&c.skeleton, info.map.chain(kind)), "{id}: IK feet");
+            }
+        }
         let decoded = decode(&c.skeleton, &info, &encoded, options);
         let src = positions(
             &c.skeleton,
@@ -176,14 +194,19 @@ fn encode_decode_round_trip_on_the_same_skeleton() {
         let mut worst = (0.0f32, "");
         for kind in ChainKind::ALL {
             let length = info.chain_length(kind);
-            for &j in info.map.chain(kind) {
+            let chain = info.map.chain(kind);
+            for &j in chain {
+                // An IK foot parented to the root may sit past the leg's reach in the artist's
+                // clip; the decoder keeps it on the shin's end (up to 1.9 % off on the alien).
+                let detached = limb_end_detached(&c.skeleton, chain) && Some(&j) == chain.last();
+                let bound = if detached { 0.025 } else { 0.01 };
                 for (s, o) in src.iter().zip(&out) {
                     let e = s[j].distance(o[j]) / length;
                     if e > worst.0 {
                         worst = (e, c.skeleton.names[j].as_str());
                     }
                     assert!(
-                        e < 0.01,
+                        e < bound,
                         "{id}: {} joint {} off by {e} chain lengths",
                         kind.name(),
                         c.skeleton.names[j]
@@ -204,6 +227,34 @@ fn encode_decode_round_trip_on_the_same_skeleton() {
 fn retarget_walk_onto_a_chibi() {
     let src = load("cmu_02_01_walk");
     let tgt = load("kaykit2-ranger");
+    let frames = clip_frames(&src);
+    let ik = score(&src, &frames, &tgt, Mode::IkRig);
+    let fk = score(&src, &frames, &tgt, Mode::Fk);
+    println!(
+        "ikrig: drift {:.2e} skate {:.4}/{:.4} ee {:.4}; fk: drift {:.2e} skate {:.4} ee {:.4}",
+        ik.drift, ik.skate_src, ik.skate_out, ik.end_effector, fk.drift, fk.skate_out, fk.end_effector
+    );
+    assert!(ik.drift < 1e-4, "drift {}", ik.drift);
+    assert!(
+        ik.skate_out <= ik.skate_src,
+        "skate {} > source {}",
+        ik.skate_out,
+        ik.skate_src
+    );
+    assert!(
+        ik.end_effector < fk.end_effector,
+        "ik {} fk {}",
+        ik.end_effector,
+        fk.end_effector
+    );
+}
+
+/// The same onto a rig whose feet hang from the root as IK targets (Quaternius' Ultimate
+/// Monsters): the decoder carries each foot on its shin, so the feet land where the goals are.
+#[test]
+fn retarget_walk_onto_a_rig_with_ik_feet() {
+    let src = load("cmu_02_01_walk");
+    let tgt = load("quaternius-ultimate-monsters-alien2");
     let frames = clip_frames(&src);
     let ik = score(&src, &frames, &tgt, Mode::IkRig);
     let fk = score(&src, &frames, &tgt, Mode::Fk);

@@ -12,7 +12,7 @@ use super::contacts::{self, ContactParams, FootContacts};
 use super::{CleanupError, Frames};
 use crate::humanoid::{HumanoidMap, Role};
 use crate::ik::two_bone;
-use glam::{Mat3, Quat, Vec3};
+use glam::{Mat3, Mat4, Quat, Vec3};
 use rigml_core::Skeleton;
 
 /// The joints of one leg, as indices into the skeleton.
@@ -92,7 +92,9 @@ impl Leg {
                 return bad(format!("joint {j} is out of range ({n} joints)"));
             }
         }
-        if !is_ancestor(skeleton, self.hip, self.knee) || !is_ancestor(skeleton, self.knee, self.ankle) {
+        // The ankle may hang elsewhere (an IK foot parented to the root), but not above the leg.
+        let detached = !is_ancestor(skeleton, self.hip, self.ankle) && !is_ancestor(skeleton, self.ankle, self.hip);
+        if !is_ancestor(skeleton, self.hip, self.knee) || !(is_ancestor(skeleton, self.knee, self.ankle) || detached) {
             return bad("hip, knee and ankle are not a chain".into());
         }
         if let Some(toe) = self.toe {
@@ -381,11 +383,19 @@ fn solve_leg(skeleton: &Skeleton, frames: &mut Frames, f: usize, leg: &Leg, goal
     let hip_world = d1 * rot(leg.hip);
     let knee_parent = d1 * parent_rot(leg.knee);
     let knee_world = d2 * d1 * rot(leg.knee);
-    let ankle_parent = d2 * d1 * parent_rot(leg.ankle);
-    let ankle_world = rot(leg.ankle);
     pose[leg.hip].rotation = (parent_rot(leg.hip).inverse() * hip_world).normalize();
     pose[leg.knee].rotation = (knee_parent.inverse() * knee_world).normalize();
-    pose[leg.ankle].rotation = (ankle_parent.inverse() * ankle_world).normalize();
+    if is_ancestor(skeleton, leg.knee, leg.ankle) {
+        let ankle_parent = d2 * d1 * parent_rot(leg.ankle);
+        pose[leg.ankle].rotation = (ankle_parent.inverse() * rot(leg.ankle)).normalize();
+    } else {
+        // A foot that hangs elsewhere (an IK foot): its parent did not turn, so it keeps its
+        // world rotation; it is moved to where the solved shin ends.
+        let knee_new = r + d1 * (m - r);
+        let ankle_new = knee_new + d2 * d1 * (e - m);
+        let parent_world = skeleton.parents[leg.ankle].map_or(Mat4::IDENTITY, |p| world[p]);
+        pose[leg.ankle].translation = parent_world.inverse().transform_point3(ankle_new);
+    }
     let after = skeleton.world_matrices(pose);
     after[leg.ankle].w_axis.truncate()
 }
@@ -479,6 +489,46 @@ mod tests {
             after[3].w_axis.truncate(),
         );
         assert!(bend_pole(r, m, e).z > 0.0);
+    }
+
+    #[test]
+    fn an_ik_foot_parented_to_the_root_is_moved_with_the_shin() {
+        // The leg of `leg_skeleton`, its foot re-parented to the hips (as IK targets hang from
+        // the root in game rigs) at the same rest position.
+        let mut s = leg_skeleton();
+        let rest = s.rest_world();
+        s.parents = vec![None, Some(0), Some(1), Some(0), Some(3)];
+        s.rest_local[3] = Transform::from_translation(rest[3].w_axis.truncate() - rest[0].w_axis.truncate());
+        s.bind_to_rest();
+        let leg = Leg {
+            name: "left".into(),
+            hip: 1,
+            knee: 2,
+            ankle: 3,
+            toe: Some(4),
+        };
+        leg.validate(&s).unwrap();
+        let mut pose = s.rest_local.clone();
+        pose[3].rotation = Quat::from_rotation_x(0.3);
+        let mut frames = Frames {
+            fps: 30.0,
+            start: 0.0,
+            poses: vec![pose],
+        };
+        let before = s.world_matrices(&frames.poses[0]);
+        let goal = before[3].w_axis.truncate() + Vec3::new(0.05, 0.02, -0.08);
+        let reached = solve_leg(&s, &mut frames, 0, &leg, goal);
+        assert!(reached.distance(goal) < 1e-4, "{reached} vs {goal}");
+        let after = s.world_matrices(&frames.poses[0]);
+        // The foot sits on the solved shin's end and keeps its world orientation.
+        let shin = |w: &[glam::Mat4]| w[3].w_axis.truncate() - w[2].w_axis.truncate();
+        assert!((shin(&after).length() - shin(&before).length()).abs() < 1e-4);
+        let rot = |m: &glam::Mat4| Quat::from_mat3(&Mat3::from_mat4(*m));
+        assert!(rot(&after[3]).dot(rot(&before[3])).abs() > 1.0 - 1e-6);
+        // A foot above the leg is still refused.
+        let mut upside = s.clone();
+        upside.parents = vec![None, Some(3), Some(1), Some(0), Some(3)];
+        assert!(leg.validate(&upside).is_err());
     }
 
     #[test]

@@ -271,7 +271,13 @@ pub(super) fn detect(skeleton: &Skeleton, table: &mut [Option<usize>; 22]) {
         let named_pair = match (upper_named, lower_named) {
             (Some(u), Some(l)) if u != l && is_ancestor(skeleton, u, l) => Some((u, l)),
             _ => None,
-        };
+        }
+        .or_else(|| {
+            let given = table[lower_role.index()].is_some() || table[upper_role.index()].is_some();
+            (!given)
+                .then(|| detached_segments(skeleton, &info, side, is_leg, end))
+                .flatten()
+        });
         let lower = table[lower_role.index()]
             .or(named_pair.map(|p| p.1))
             .or_else(|| parent(skeleton, end));
@@ -331,6 +337,36 @@ pub(super) fn detect(skeleton: &Skeleton, table: &mut [Option<usize>; 22]) {
                 .max_by(|&a, &b| info.rest[a].y.total_cmp(&info.rest[b].y))
         });
     set(table, Role::Head, head);
+}
+
+/// The upper and lower segments of a limb whose end does not hang below them: rigs that drive a
+/// foot or hand by IK often parent it to the root (Quaternius' `Foot.L` beside `Body`, while
+/// `UpperLeg.L` → `LowerLeg.L` hang from `Body`). The segments are the shallowest joints on
+/// `side` named like them, the lower below the upper, with `end` below neither and, at rest,
+/// continuing the limb past the knee or elbow.
+fn detached_segments(skeleton: &Skeleton, info: &Info, side: Side, is_leg: bool, end: usize) -> Option<(usize, usize)> {
+    type NameTest = fn(&str) -> bool;
+    let (upper_name, lower_name): (NameTest, NameTest) = if is_leg {
+        (is_upper_leg_name, is_lower_leg_name)
+    } else {
+        (is_upper_arm_name, is_lower_arm_name)
+    };
+    let upper = info.shallowest(Some(side), |s| upper_name(s) && !is_helper(s))?;
+    let lower = (0..skeleton.joint_count())
+        .filter(|&j| {
+            j != upper
+                && info.sides[j] == Some(side)
+                && lower_name(&info.stems[j])
+                && !is_helper(&info.stems[j])
+                && is_ancestor(skeleton, upper, j)
+        })
+        .min_by_key(|&j| (info.depth[j], j))?;
+    // At rest the end must continue the limb: about as far past the lower joint as that is past
+    // the upper one, and not off to the side (an elbow's or knee's pole target is not a hand).
+    let (thigh, shin) = (info.rest[lower] - info.rest[upper], info.rest[end] - info.rest[lower]);
+    let ratio = shin.length() / thigh.length().max(f32::MIN_POSITIVE);
+    let along = thigh.normalize_or_zero().dot(shin.normalize_or_zero()) > 0.0;
+    (!is_ancestor(skeleton, upper, end) && (0.4..=2.5).contains(&ratio) && along).then_some((upper, lower))
 }
 
 /// Limb end from the rest pose when no name matches: among joints on `side` (by name, else by

@@ -177,3 +177,48 @@ fn map_file_overrides_and_errors() {
     let err = map_humanoid_with(&s, &bad, "test").unwrap_err().to_string();
     assert!(err.contains("\"nope\""), "{err}");
 }
+
+/// A Quaternius-style rig: the feet are IK targets parented to the root beside the body, the
+/// legs hang from `Body`, and pole targets sit in front of the knees.
+fn ik_feet_rig(foot_l: [f32; 3]) -> Skeleton {
+    skeleton(&[
+        ("Root", "", [0.0, 0.0, 0.0]),
+        ("Foot.L", "Root", foot_l),
+        ("Foot.R", "Root", [-0.1, 0.08, 0.0]),
+        ("PoleTarget.L", "Root", [0.1, 0.5, 0.8]),
+        ("PoleTarget.R", "Root", [-0.1, 0.5, 0.8]),
+        ("Body", "Root", [0.0, 0.95, 0.0]),
+        ("Hips", "Body", [0.0, 0.0, 0.0]),
+        ("Abdomen", "Hips", [0.0, 0.15, 0.0]),
+        ("Torso", "Abdomen", [0.0, 0.2, 0.0]),
+        ("Neck", "Torso", [0.0, 0.2, 0.0]),
+        ("Head", "Neck", [0.0, 0.1, 0.0]),
+        ("UpperArm.L", "Torso", [0.15, 0.15, 0.0]),
+        ("LowerArm.L", "UpperArm.L", [0.25, 0.0, 0.0]),
+        ("Hand.L", "LowerArm.L", [0.25, 0.0, 0.0]),
+        ("UpperArm.R", "Torso", [-0.15, 0.15, 0.0]),
+        ("LowerArm.R", "UpperArm.R", [-0.25, 0.0, 0.0]),
+        ("Hand.R", "LowerArm.R", [-0.25, 0.0, 0.0]),
+        ("UpperLeg.L", "Body", [0.1, -0.05, 0.0]),
+        ("LowerLeg.L", "UpperLeg.L", [0.0, -0.42, 0.0]),
+        ("UpperLeg.R", "Body", [-0.1, -0.05, 0.0]),
+        ("LowerLeg.R", "UpperLeg.R", [0.0, -0.42, 0.0]),
+    ])
+}
+
+#[test]
+fn feet_parented_to_the_root_as_ik_targets_still_end_the_legs() {
+    let s = ik_feet_rig([0.1, 0.08, 0.0]);
+    let map = map_humanoid(&s).unwrap_or_else(|e| panic!("{e}"));
+    let name = |kind: ChainKind| -> Vec<&str> { map.chain(kind).iter().map(|&j| s.names[j].as_str()).collect() };
+    assert_eq!(name(ChainKind::LeftLeg), ["UpperLeg.L", "LowerLeg.L", "Foot.L"]);
+    assert_eq!(name(ChainKind::RightLeg), ["UpperLeg.R", "LowerLeg.R", "Foot.R"]);
+    assert!(limb_end_detached(&s, map.chain(ChainKind::LeftLeg)));
+    assert!(!limb_end_detached(&s, map.chain(ChainKind::LeftArm)));
+    assert_eq!(s.names[map.motion_root()], "Body");
+    // A "foot" that does not continue the leg at rest (here as far in front of the knee as a
+    // pole target) is not taken for one: the map is refused rather than wrong.
+    let off = ik_feet_rig([0.1, 0.5, 0.9]);
+    let error = map_humanoid(&off).unwrap_err().to_string();
+    assert!(error.contains("leftUpperLeg"), "{error}");
+}
