@@ -221,17 +221,16 @@ fn encode_decode_round_trip_on_the_same_skeleton() {
     }
 }
 
-/// One clip onto one val character in both modes: no bone drift, foot skate not above the
-/// source's, a bounded end-effector error, and the IK-Rig beating FK rotation copy on it.
-#[test]
-fn retarget_walk_onto_a_chibi() {
+/// A CMU walk onto `target` in both modes: no bone drift, foot skate not above the source's,
+/// and the IK-Rig beating FK rotation copy on the end effectors.
+fn walk_onto(target: &str) {
     let src = load("cmu_02_01_walk");
-    let tgt = load("kaykit2-ranger");
+    let tgt = load(target);
     let frames = clip_frames(&src);
     let ik = score(&src, &frames, &tgt, Mode::IkRig);
     let fk = score(&src, &frames, &tgt, Mode::Fk);
     println!(
-        "ikrig: drift {:.2e} skate {:.4}/{:.4} ee {:.4}; fk: drift {:.2e} skate {:.4} ee {:.4}",
+        "{target}: ikrig: drift {:.2e} skate {:.4}/{:.4} ee {:.4}; fk: drift {:.2e} skate {:.4} ee {:.4}",
         ik.drift, ik.skate_src, ik.skate_out, ik.end_effector, fk.drift, fk.skate_out, fk.end_effector
     );
     assert!(ik.drift < 1e-4, "drift {}", ik.drift);
@@ -249,32 +248,17 @@ fn retarget_walk_onto_a_chibi() {
     );
 }
 
-/// The same onto a rig whose feet hang from the root as IK targets (Quaternius' Ultimate
-/// Monsters): the decoder carries each foot on its shin, so the feet land where the goals are.
+/// Onto one val character (a chibi).
+#[test]
+fn retarget_walk_onto_a_chibi() {
+    walk_onto("kaykit2-ranger");
+}
+
+/// Onto a rig whose feet hang from the root as IK targets (Quaternius' Ultimate Monsters): the
+/// decoder carries each foot on its shin, so the feet land where the goals are.
 #[test]
 fn retarget_walk_onto_a_rig_with_ik_feet() {
-    let src = load("cmu_02_01_walk");
-    let tgt = load("quaternius-ultimate-monsters-alien2");
-    let frames = clip_frames(&src);
-    let ik = score(&src, &frames, &tgt, Mode::IkRig);
-    let fk = score(&src, &frames, &tgt, Mode::Fk);
-    println!(
-        "ikrig: drift {:.2e} skate {:.4}/{:.4} ee {:.4}; fk: drift {:.2e} skate {:.4} ee {:.4}",
-        ik.drift, ik.skate_src, ik.skate_out, ik.end_effector, fk.drift, fk.skate_out, fk.end_effector
-    );
-    assert!(ik.drift < 1e-4, "drift {}", ik.drift);
-    assert!(
-        ik.skate_out <= ik.skate_src,
-        "skate {} > source {}",
-        ik.skate_out,
-        ik.skate_src
-    );
-    assert!(
-        ik.end_effector < fk.end_effector,
-        "ik {} fk {}",
-        ik.end_effector,
-        fk.end_effector
-    );
+    walk_onto("quaternius-ultimate-monsters-alien2");
 }
 
 #[test]

@@ -453,23 +453,33 @@ mod tests {
         s
     }
 
-    #[test]
-    fn solve_leg_reaches_the_goal_and_keeps_foot_orientation() {
-        let s = leg_skeleton();
-        let mut pose = s.rest_local.clone();
-        pose[3].rotation = Quat::from_rotation_x(0.3);
-        let mut frames = Frames {
-            fps: 30.0,
-            start: 0.0,
-            poses: vec![pose],
-        };
-        let leg = Leg {
+    /// The leg of [`leg_skeleton`].
+    fn left_leg() -> Leg {
+        Leg {
             name: "left".into(),
             hip: 1,
             knee: 2,
             ankle: 3,
             toe: Some(4),
-        };
+        }
+    }
+
+    /// One frame of `s`'s rest pose with the foot turned 0.3 rad about x.
+    fn turned_foot(s: &Skeleton) -> Frames {
+        let mut pose = s.rest_local.clone();
+        pose[3].rotation = Quat::from_rotation_x(0.3);
+        Frames {
+            fps: 30.0,
+            start: 0.0,
+            poses: vec![pose],
+        }
+    }
+
+    #[test]
+    fn solve_leg_reaches_the_goal_and_keeps_foot_orientation() {
+        let s = leg_skeleton();
+        let mut frames = turned_foot(&s);
+        let leg = left_leg();
         leg.validate(&s).unwrap();
         let before = s.world_matrices(&frames.poses[0]);
         let goal = before[3].w_axis.truncate() + Vec3::new(0.05, 0.02, -0.08);
@@ -500,21 +510,9 @@ mod tests {
         s.parents = vec![None, Some(0), Some(1), Some(0), Some(3)];
         s.rest_local[3] = Transform::from_translation(rest[3].w_axis.truncate() - rest[0].w_axis.truncate());
         s.bind_to_rest();
-        let leg = Leg {
-            name: "left".into(),
-            hip: 1,
-            knee: 2,
-            ankle: 3,
-            toe: Some(4),
-        };
+        let leg = left_leg();
         leg.validate(&s).unwrap();
-        let mut pose = s.rest_local.clone();
-        pose[3].rotation = Quat::from_rotation_x(0.3);
-        let mut frames = Frames {
-            fps: 30.0,
-            start: 0.0,
-            poses: vec![pose],
-        };
+        let mut frames = turned_foot(&s);
         let before = s.world_matrices(&frames.poses[0]);
         let goal = before[3].w_axis.truncate() + Vec3::new(0.05, 0.02, -0.08);
         let reached = solve_leg(&s, &mut frames, 0, &leg, goal);
