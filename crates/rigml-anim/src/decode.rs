@@ -3,7 +3,7 @@
 //! IK for arms and legs — with feet pinned while the source had them in contact.
 
 use crate::encode::{contact_flags, RigClip, RigFrame};
-use crate::humanoid::{ChainKind, Role};
+use crate::humanoid::{is_ancestor, ChainKind, Role};
 use crate::ik::{chain_deltas, fabrik, twist_to_pole, two_bone, FABRIK_MAX_ITERATIONS};
 use crate::rig::{place_hips, Posed, RigInfo};
 use glam::{Quat, Vec3};
@@ -327,24 +327,12 @@ fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pinning: Pin
 /// root: [`crate::humanoid::limb_end_detached`]) where the lower joint carries it, at its
 /// rest-pose offset turned by the lower joint's rotation from rest; an end below it is left alone.
 fn carry_end(posed: &mut Posed, info: &RigInfo, lower: usize, end: usize) {
-    if is_below(posed.skeleton, lower, end) {
+    if is_ancestor(posed.skeleton, lower, end) {
         return;
     }
     let turn = posed.rotation(lower) * info.rest_rotations[lower].inverse();
     let at = posed.position(lower) + turn * (info.rest_positions[end] - info.rest_positions[lower]);
     posed.set_world_position(end, at);
-}
-
-/// Whether `j` is `a` or hangs below it.
-fn is_below(skeleton: &Skeleton, a: usize, j: usize) -> bool {
-    let mut at = Some(j);
-    while let Some(k) = at {
-        if k == a {
-            return true;
-        }
-        at = skeleton.parents.get(k).copied().flatten();
-    }
-    false
 }
 
 /// Lower the motion root along up until every leg target is within reach of its upper leg

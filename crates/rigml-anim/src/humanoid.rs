@@ -9,7 +9,8 @@
 mod detect;
 
 use crate::AnimError;
-use detect::{detect, is_ancestor, lowest_common_ancestor, path};
+pub(crate) use detect::is_ancestor;
+use detect::{detect, lowest_common_ancestor, path};
 use rigml_core::Skeleton;
 
 /// A standard humanoid bone role (the VRM 1.0 humanoid names, body bones only).

@@ -162,7 +162,7 @@ pub(super) fn ancestors(skeleton: &Skeleton, j: usize) -> impl Iterator<Item = u
 }
 
 /// Is `a` an ancestor of (or equal to) `b`?
-pub(super) fn is_ancestor(skeleton: &Skeleton, a: usize, b: usize) -> bool {
+pub(crate) fn is_ancestor(skeleton: &Skeleton, a: usize, b: usize) -> bool {
     let mut at = Some(b);
     while let Some(j) = at {
         if j == a {
