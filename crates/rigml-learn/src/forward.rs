@@ -181,13 +181,7 @@ impl Dense {
         if self.prior.is_none() && self.voxel_prior.is_none() {
             return None;
         }
-        let mut out: Vec<f32> = mask
-            .par_iter()
-            .enumerate()
-            .map(|(r, &m)| self.base_logit(&x[r * FEATURES..(r + 1) * FEATURES]) * m + (1.0 - m) * PAD_LOGIT)
-            .collect();
-        out.par_chunks_mut(CANDIDATES).for_each(softmax_row);
-        Some(out)
+        Some(softmax_of_rows(x, mask, |row| self.base_logit(row)))
     }
 
     /// Softmax over the candidates of the geometric solver's own log shares (voxel binding's
@@ -201,13 +195,7 @@ impl Dense {
         } else {
             return None;
         };
-        let mut out: Vec<f32> = mask
-            .par_iter()
-            .enumerate()
-            .map(|(r, &m)| prior_logit(x[r * FEATURES + column]) * m + (1.0 - m) * PAD_LOGIT)
-            .collect();
-        out.par_chunks_mut(CANDIDATES).for_each(softmax_row);
-        Some(out)
+        Some(softmax_of_rows(x, mask, |row| prior_logit(row[column])))
     }
 
     /// Whether the network has a point encoder (and so needs surface patches).
@@ -308,6 +296,18 @@ fn softmax_row(row: &mut [f32]) {
     row.iter_mut().for_each(|p| *p /= sum);
 }
 
+/// Softmax over each vertex's candidates of `logit` of every (vertex, candidate) row of
+/// features `x`, padded candidates (`mask` 0) left out.
+fn softmax_of_rows(x: &[f32], mask: &[f32], logit: impl Fn(&[f32]) -> f32 + Sync) -> Vec<f32> {
+    let mut out: Vec<f32> = mask
+        .par_iter()
+        .enumerate()
+        .map(|(r, &m)| logit(&x[r * FEATURES..(r + 1) * FEATURES]) * m + (1.0 - m) * PAD_LOGIT)
+        .collect();
+    out.par_chunks_mut(CANDIDATES).for_each(softmax_row);
+    out
+}
+
 /// What [`Ensemble::probabilities_with_spread`] gives: the members' mean probabilities, how far
 /// the members disagree on each vertex, and the mean of their prior-only probabilities.
 #[derive(Debug, Clone, PartialEq)]
@@ -319,9 +319,6 @@ pub struct Spread {
     pub spread: Vec<f32>,
     /// Mean of the members' [`Dense::prior_probabilities`], if every member has a prior.
     pub prior: Option<Vec<f32>>,
-    /// The geometric solver's own row ([`Dense::geometry_probabilities`] of the first member),
-    /// if it has a prior.
-    pub geometry: Option<Vec<f32>>,
 }
 
 /// Every network of a model file (one, or an ensemble's members): the probabilities are the
@@ -401,13 +398,13 @@ impl Ensemble {
             }
             out
         });
-        let geometry = self.members[0].geometry_probabilities(x, mask);
-        Ok(Spread {
-            mean,
-            spread,
-            prior,
-            geometry,
-        })
+        Ok(Spread { mean, spread, prior })
+    }
+
+    /// The geometric solver's own row ([`Dense::geometry_probabilities`]; the same for every
+    /// member, so the first one's), if the networks correct one.
+    pub fn geometry_probabilities(&self, x: &[f32], mask: &[f32]) -> Option<Vec<f32>> {
+        self.members.first()?.geometry_probabilities(x, mask)
     }
 
     /// Mean of the members' [`Dense::probabilities`].

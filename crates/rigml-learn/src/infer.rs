@@ -104,7 +104,7 @@ pub struct Learned {
     /// spread)` ([`crate::forward::Spread`]). 0 turns it off; it needs an ensemble whose members
     /// correct a prior, and is ignored otherwise.
     pub fallback: f32,
-    /// Fall back toward the geometric solver's own row ([`crate::forward::Spread::geometry`])
+    /// Fall back toward the geometric solver's own row ([`Ensemble::geometry_probabilities`])
     /// rather than the prior at its learnt scale.
     pub fallback_geometry: bool,
     /// Spread below which a vertex does not fall back at all: `w = min(1, fallback · (spread −
@@ -200,7 +200,7 @@ impl Learned {
         }
         let spread = networks.probabilities_with_spread(&feats.values, &feats.mask, &feats.patch)?;
         let target = if self.fallback_geometry {
-            spread.geometry
+            networks.geometry_probabilities(&feats.values, &feats.mask)
         } else {
             spread.prior
         };
@@ -630,6 +630,10 @@ mod tests {
             .probabilities_with_spread(&feats.values, &feats.mask, &feats.patch)
             .unwrap();
         let prior = spread.prior.clone().expect("both members correct voxel binding");
+        let geometry = Ensemble::new(&model)
+            .unwrap()
+            .geometry_probabilities(&feats.values, &feats.mask)
+            .expect("the members correct voxel binding");
         assert_eq!(spread.spread.len(), feats.mask.len() / CANDIDATES);
         assert!(spread.spread.iter().all(|d| (0.0..=1.0).contains(d)));
         assert!(spread.spread.iter().any(|&d| d > 1e-3), "two seeds disagree somewhere");
@@ -651,7 +655,6 @@ mod tests {
         }
         // Toward the geometric solver's own row, from a spread threshold: vertices below it
         // keep the members' mean.
-        let geometry = spread.geometry.clone().expect("the members correct voxel binding");
         let (lo, hi) = spread
             .spread
             .iter()
