@@ -267,6 +267,23 @@ pub fn limb_end_detached(skeleton: &Skeleton, chain: &[usize]) -> bool {
     }
 }
 
+/// The joints that turn with a limb's end beside the end itself: where the rig has no hand
+/// joint and a finger root stands for the hand (its parent is the chain's lower joint, and its
+/// name a finger's or palm's), the lower joint's other finger-named children, so that the whole
+/// hand turns with the hand's goal rather than one finger. Empty for every other chain.
+pub fn hand_companions(skeleton: &Skeleton, chain: &[usize]) -> Vec<usize> {
+    let &[_, lower, end] = chain else {
+        return Vec::new();
+    };
+    let stem = |j: usize| detect::side_and_stem(&skeleton.names[j]).1;
+    if skeleton.parents.get(end).copied().flatten() != Some(lower) || !detect::is_finger_name(&stem(end)) {
+        return Vec::new();
+    }
+    (0..skeleton.joint_count())
+        .filter(|&j| j != end && skeleton.parents[j] == Some(lower) && detect::is_finger_name(&stem(j)))
+        .collect()
+}
+
 /// A short description of a skeleton for messages: joint count and root name.
 pub fn skeleton_label(skeleton: &Skeleton) -> String {
     let root = skeleton.names.first().map_or("(empty)", String::as_str);

@@ -294,3 +294,87 @@ fn retarget_table() {
         }
     }
 }
+
+/// Mean angle (degrees) between the source's and the target's bone from `from` to `to` over
+/// every frame, each in its skeleton's canonical frame.
+fn bone_angle(
+    src: (&Skeleton, &RigInfo, &[Vec<Transform>]),
+    tgt: (&Skeleton, &RigInfo, &[Vec<Transform>]),
+    (src_from, src_to): (usize, usize),
+    (tgt_from, tgt_to): (usize, usize),
+) -> f32 {
+    let dirs = |(s, info, frames): (&Skeleton, &RigInfo, &[Vec<Transform>]), a: usize, b: usize| -> Vec<Vec3> {
+        positions(s, frames)
+            .iter()
+            .map(|p| (info.facing.inverse() * (p[b] - p[a])).normalize())
+            .collect()
+    };
+    let (s, t) = (dirs(src, src_from, src_to), dirs(tgt, tgt_from, tgt_to));
+    let sum: f32 = s
+        .iter()
+        .zip(&t)
+        .map(|(a, b)| a.dot(*b).clamp(-1.0, 1.0).acos().to_degrees())
+        .sum();
+    sum / s.len() as f32
+}
+
+/// Onto a rig with no hand joints (Quaternius' Ultimate Monsters: the finger chains hang from
+/// `LowerArm.L`): the arm maps as upper arm, forearm and the middle finger's root, so a reaching
+/// clip turns the target's upper arm and forearm as the source turns its own (before, the map
+/// took the clavicle for the upper arm and the forearm for the hand, and the arm bent one joint
+/// up), and every finger turns with the hand.
+#[test]
+fn retarget_onto_arms_without_hand_joints() {
+    let src = load("cmu_13_10_reach_grab");
+    let tgt = load("quaternius-ultimate-monsters-dino");
+    let (si, ti) = (rig(&src), rig(&tgt));
+    let name = |j: Option<usize>| j.map(|j| tgt.skeleton.names[j].as_str());
+    assert_eq!(name(ti.map.joint(Role::LeftUpperArm)), Some("UpperArm.L"));
+    assert_eq!(name(ti.map.joint(Role::LeftLowerArm)), Some("LowerArm.L"));
+    assert_eq!(name(ti.map.joint(Role::LeftHand)), Some("Middle1.L"));
+    let frames = clip_frames(&src);
+    let source = Source {
+        skeleton: &src.skeleton,
+        info: &si,
+        frames: &frames,
+    };
+    let out = retarget_poses(&source, &tgt.skeleton, &ti, Mode::IkRig, DecodeOptions::default());
+    let src_locals: Vec<Vec<Transform>> = frames.poses.iter().map(|p| p.local.clone()).collect();
+    let j = |s: &Skeleton, n: &str| s.index_of(n).unwrap_or_else(|| panic!("no joint {n}"));
+    let s_map = |r: Role| si.map.joint(r).unwrap();
+    let src_side = (&src.skeleton, &si, src_locals.as_slice());
+    let tgt_side = (&tgt.skeleton, &ti, out.as_slice());
+    for (side, s_upper, s_lower, s_hand) in [
+        ("L", Role::LeftUpperArm, Role::LeftLowerArm, Role::LeftHand),
+        ("R", Role::RightUpperArm, Role::RightLowerArm, Role::RightHand),
+    ] {
+        let t = |n: &str| j(&tgt.skeleton, &format!("{n}.{side}"));
+        let upper = bone_angle(
+            src_side,
+            tgt_side,
+            (s_map(s_upper), s_map(s_lower)),
+            (t("UpperArm"), t("LowerArm")),
+        );
+        let fore = bone_angle(
+            src_side,
+            tgt_side,
+            (s_map(s_lower), s_map(s_hand)),
+            (t("LowerArm"), t("Middle1")),
+        );
+        println!("{side}: upper arm {upper:.1}°, forearm {fore:.1}° from the source's");
+        assert!(
+            upper < 20.0 && fore < 20.0,
+            "{side}: upper arm {upper}°, forearm {fore}°"
+        );
+        // The other finger roots turn with the hand: the same world turn from rest.
+        let world = tgt.skeleton.world_matrices(&out[out.len() / 2]);
+        let turn = |j: usize| {
+            let (_, r, _) = world[j].to_scale_rotation_translation();
+            r * ti.rest_rotations[j].inverse()
+        };
+        for finger in ["Index1", "Pinky1", "Thumb1"] {
+            let angle = turn(t(finger)).angle_between(turn(t("Middle1"))).to_degrees();
+            assert!(angle < 0.1, "{finger}.{side} turned {angle}° away from the hand");
+        }
+    }
+}

@@ -252,6 +252,11 @@ pub(super) fn detect(skeleton: &Skeleton, table: &mut [Option<usize>; 22]) {
         };
         let end = table[end_role.index()]
             .or(named)
+            .or_else(|| {
+                (!is_leg)
+                    .then(|| hand_from_finger_roots(skeleton, &info, side))
+                    .flatten()
+            })
             .or_else(|| fallback_end(skeleton, &info, side, is_leg, table));
         let Some(end) = end else { continue };
         set(table, end_role, Some(end));
@@ -367,6 +372,46 @@ fn detached_segments(skeleton: &Skeleton, info: &Info, side: Side, is_leg: bool,
     let ratio = shin.length() / thigh.length().max(f32::MIN_POSITIVE);
     let along = thigh.normalize_or_zero().dot(shin.normalize_or_zero()) > 0.0;
     (!is_ancestor(skeleton, upper, end) && (0.4..=2.5).contains(&ratio) && along).then_some((upper, lower))
+}
+
+/// Is `stem` a finger's (or palm's) name, and not a helper's?
+pub(super) fn is_finger_name(stem: &str) -> bool {
+    has_any(stem, &FINGER_WORDS) && !is_helper(stem)
+}
+
+/// The hand of an arm that has no hand joint: Quaternius' Ultimate Monsters, mechs and cowboy
+/// hang their finger chains (and a palm) straight from the forearm (`LowerArm.L` → `Index1.L`,
+/// `Middle1.L`, `Thumb1.L`), so the forearm is the lower arm and a finger root stands for the
+/// hand: the one named like a palm, else like the middle finger, else the non-thumb root nearest
+/// the middle of all of them at rest. Needs a joint on `side` named like a forearm with at least
+/// two finger-named children (taking the forearm itself for the hand, as the rest-pose fallback
+/// does, would shift the whole arm one joint up: the clavicle as the upper arm).
+fn hand_from_finger_roots(skeleton: &Skeleton, info: &Info, side: Side) -> Option<usize> {
+    let fingers_of = |j: usize| -> Vec<usize> {
+        info.children[j]
+            .iter()
+            .copied()
+            .filter(|&k| is_finger_name(&info.stems[k]))
+            .collect()
+    };
+    let forearm = (0..skeleton.joint_count())
+        .filter(|&j| {
+            info.sides[j] == Some(side)
+                && is_lower_arm_name(&info.stems[j])
+                && !is_helper(&info.stems[j])
+                && fingers_of(j).len() >= 2
+        })
+        .min_by_key(|&j| (info.depth[j], j))?;
+    let fingers = fingers_of(forearm);
+    let named = |word: &str| fingers.iter().copied().find(|&k| info.stems[k].contains(word));
+    named("palm").or_else(|| named("middle")).or_else(|| {
+        let centre = fingers.iter().map(|&k| info.rest[k]).sum::<Vec3>() / fingers.len() as f32;
+        fingers
+            .iter()
+            .copied()
+            .filter(|&k| !info.stems[k].contains("thumb"))
+            .min_by(|&a, &b| info.rest[a].distance(centre).total_cmp(&info.rest[b].distance(centre)))
+    })
 }
 
 /// Limb end from the rest pose when no name matches: among joints on `side` (by name, else by

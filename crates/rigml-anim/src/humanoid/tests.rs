@@ -222,3 +222,66 @@ fn feet_parented_to_the_root_as_ik_targets_still_end_the_legs() {
     let error = map_humanoid(&off).unwrap_err().to_string();
     assert!(error.contains("leftUpperLeg"), "{error}");
 }
+
+/// Arms with no hand joint: the finger chains (and maybe a palm) hang from the forearm, as in
+/// Quaternius' Ultimate Monsters (`Middle1.L`) and cowboy (`Palm.L`).
+fn fingers_on_the_forearm(left_fingers: &[&str]) -> Skeleton {
+    let mut rows: Vec<(String, String, [f32; 3])> = vec![
+        ("Root".into(), String::new(), [0.0, 0.0, 0.0]),
+        ("Hips".into(), "Root".into(), [0.0, 1.0, 0.0]),
+        ("Torso".into(), "Hips".into(), [0.0, 0.3, 0.0]),
+        ("Neck".into(), "Torso".into(), [0.0, 0.2, 0.0]),
+        ("Head".into(), "Neck".into(), [0.0, 0.1, 0.0]),
+    ];
+    for (side, x) in [("L", 1.0f32), ("R", -1.0)] {
+        let n = |s: &str| format!("{s}.{side}");
+        rows.push((n("Shoulder"), "Torso".into(), [0.05 * x, 0.15, 0.0]));
+        rows.push((n("UpperArm"), n("Shoulder"), [0.1 * x, 0.0, 0.0]));
+        rows.push((n("LowerArm"), n("UpperArm"), [0.25 * x, 0.0, 0.0]));
+        for (k, finger) in left_fingers.iter().enumerate() {
+            let z = 0.03 * (k as f32 - 1.0);
+            rows.push((n(finger), n("LowerArm"), [0.3 * x, 0.0, z]));
+        }
+        rows.push((n("UpperLeg"), "Hips".into(), [0.1 * x, -0.05, 0.0]));
+        rows.push((n("LowerLeg"), n("UpperLeg"), [0.0, -0.45, 0.0]));
+        rows.push((n("Foot"), n("LowerLeg"), [0.0, -0.42, 0.0]));
+    }
+    let rows: Vec<(&str, &str, [f32; 3])> = rows.iter().map(|r| (r.0.as_str(), r.1.as_str(), r.2)).collect();
+    skeleton(&rows)
+}
+
+#[test]
+fn fingers_hanging_from_the_forearm_stand_for_the_hand() {
+    for (fingers, hand) in [
+        (&["Index1", "Middle1", "Pinky1", "Thumb1"][..], "Middle1"),
+        (&["Thumb", "Palm", "Index1"][..], "Palm"),
+        (&["Thumb1", "Index1", "Pinky1"][..], "Index1"),
+    ] {
+        let s = fingers_on_the_forearm(fingers);
+        let map = map_humanoid(&s).unwrap_or_else(|e| panic!("{e}"));
+        let names = |joints: &[usize]| -> Vec<String> { joints.iter().map(|&j| s.names[j].clone()).collect() };
+        let arm = map.chain(ChainKind::LeftArm);
+        assert_eq!(
+            names(arm),
+            ["UpperArm.L", "LowerArm.L", &format!("{hand}.L")],
+            "{fingers:?}"
+        );
+        assert_eq!(
+            map.joint(Role::LeftShoulder).map(|j| s.names[j].as_str()),
+            Some("Shoulder.L")
+        );
+        let mut companions = names(&hand_companions(&s, arm));
+        companions.sort();
+        let mut others: Vec<String> = fingers
+            .iter()
+            .filter(|&&f| f != hand)
+            .map(|f| format!("{f}.L"))
+            .collect();
+        others.sort();
+        assert_eq!(companions, others, "{fingers:?}");
+        // A rig with a hand joint has no companions.
+        let mixamo_rig = humanoid(mixamo);
+        let m = map_humanoid(&mixamo_rig).unwrap();
+        assert!(hand_companions(&mixamo_rig, m.chain(ChainKind::LeftArm)).is_empty());
+    }
+}
