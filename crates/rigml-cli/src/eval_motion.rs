@@ -282,9 +282,60 @@ fn run_clip(
 /// Key spacings of the in-between evaluation, in frames at 30 fps (LAFAN1's protocol).
 pub const SPACINGS: [usize; 3] = [5, 15, 30];
 
+/// Known frames before each transition in LAFAN1's layout (at 30 fps): the context, whose
+/// velocities a method can read.
+pub const CONTEXT: usize = 10;
+
+/// How key frames are laid out for the in-between evaluation.
+#[derive(Serialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "lowercase")]
+enum Protocol {
+    /// A key every N frames.
+    Keys,
+    /// LAFAN1's transitions: [`CONTEXT`] known frames, N hidden ones, then the target frame
+    /// (the first of the next transition's context), repeated along the clip.
+    Transitions,
+}
+
+/// Key frames (indices into a clip of `n` frames, `per_frame` of them per 30 fps frame) and the
+/// frames scored, for `protocol` with gaps of `spacing` frames at 30 fps.
+fn layout(protocol: Protocol, n: usize, per_frame: f32, spacing: usize) -> (Vec<usize>, Vec<bool>) {
+    let mut counted = vec![false; n];
+    match protocol {
+        Protocol::Keys => {
+            let every = ((spacing as f32 * per_frame).round() as usize).max(1);
+            let keys: Vec<usize> = (0..n).step_by(every).collect();
+            let last = *keys.last().unwrap_or(&0);
+            for (f, c) in counted.iter_mut().enumerate() {
+                *c = f <= last && f % every != 0;
+            }
+            (keys, counted)
+        }
+        Protocol::Transitions => {
+            let step = (per_frame.round() as usize).max(1);
+            let mut keys = Vec::new();
+            let mut start = 0;
+            loop {
+                keys.extend((0..CONTEXT).map(|k| start + k * step).take_while(|&f| f < n));
+                let last = start + (CONTEXT - 1) * step;
+                let target = last + (spacing + 1) * step;
+                if target >= n {
+                    break;
+                }
+                for c in &mut counted[last + 1..target] {
+                    *c = true;
+                }
+                start = target;
+            }
+            (keys, counted)
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct InbetweenRow {
-    /// Key spacing in frames at 30 fps.
+    protocol: Protocol,
+    /// Key spacing (keys) or transition length (transitions) in frames at 30 fps.
     spacing: usize,
     method: String,
     clips: usize,
@@ -294,20 +345,26 @@ struct InbetweenRow {
     skate: f64,
 }
 
-/// Interpolation's and the model's scores on one clip with keys every `spacing` model frames;
-/// `None` for a clip no longer than two spacings (a clip that cannot be sampled is an error, as
-/// in the denoising half).
-fn inbetween_clip(model: &MotionModel, source: &Source, spacing: usize) -> Result<Option<[Score; 2]>> {
+/// Interpolation's and the model's scores on one clip with its keys laid out by `protocol`
+/// with gaps of `spacing` model frames; `None` for a clip too short for two gaps (a clip that
+/// cannot be sampled is an error, as in the denoising half).
+fn inbetween_clip(
+    model: &MotionModel,
+    source: &Source,
+    protocol: Protocol,
+    spacing: usize,
+) -> Result<Option<[Score; 2]>> {
     let clean = source.frames()?;
-    if clean.poses.len() as f32 / clean.fps * MODEL_FPS <= 2.0 * spacing as f32 {
+    let frames = clean.poses.len() as f32 / clean.fps * MODEL_FPS;
+    let too_short = match protocol {
+        Protocol::Keys => frames <= 2.0 * spacing as f32,
+        Protocol::Transitions => frames <= (CONTEXT + spacing + 1) as f32,
+    };
+    if too_short {
         return Ok(None);
     }
     let n = clean.poses.len();
-    let step = ((spacing as f32 * clean.fps / MODEL_FPS).round() as usize).max(1);
-    let keys: Vec<usize> = (0..n).step_by(step).collect();
-    let counted: Vec<bool> = (0..n)
-        .map(|f| f <= *keys.last().unwrap_or(&0) && f % step != 0)
-        .collect();
+    let (keys, counted) = layout(protocol, n, clean.fps / MODEL_FPS, spacing);
     let poses: Vec<Vec<Transform>> = clean.poses.iter().map(|p| p.local.clone()).collect();
     let lerp = interpolate_keys(&poses, &keys);
     let learned = inbetween(model, source, &clean, &keys)?;
@@ -384,10 +441,13 @@ pub fn run(args: &Args) -> Result<String> {
         }
     }
     let mut inbetweens = Vec::new();
-    for spacing in SPACINGS {
+    for (protocol, spacing) in [Protocol::Keys, Protocol::Transitions]
+        .into_iter()
+        .flat_map(|p| SPACINGS.map(|s| (p, s)))
+    {
         let per_clip: Vec<[Score; 2]> = sources
             .par_iter()
-            .map(|s| inbetween_clip(&inbetweener, s, spacing))
+            .map(|s| inbetween_clip(&inbetweener, s, protocol, spacing))
             .collect::<Result<Vec<_>>>()?
             .into_iter()
             .flatten()
@@ -395,6 +455,7 @@ pub fn run(args: &Args) -> Result<String> {
         for (m, method) in ["interpolate", "learned"].iter().enumerate() {
             let k = per_clip.len().max(1) as f64;
             inbetweens.push(InbetweenRow {
+                protocol,
                 spacing,
                 method: method.to_string(),
                 clips: per_clip.len(),
@@ -445,14 +506,21 @@ pub fn run(args: &Args) -> Result<String> {
     }
     let _ = writeln!(
         out,
-        "\nin-betweens (keys every N frames at 30 fps; error over the frames between keys):"
+        "\nin-betweens (keys: a key every N frames at 30 fps; transitions: LAFAN1's {CONTEXT} known frames, N hidden, the target; error over the hidden frames):"
     );
-    let _ = writeln!(out, "| spacing | method | clips | joint error (% leg) | skate (H/s) |");
-    let _ = writeln!(out, "|---|---|---|---|---|");
+    let _ = writeln!(
+        out,
+        "| protocol | N | method | clips | joint error (% leg) | skate (H/s) |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|");
     for r in &report.inbetweens {
+        let protocol = match r.protocol {
+            Protocol::Keys => "keys",
+            Protocol::Transitions => "transitions",
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.3} | {:.4} |",
+            "| {protocol} | {} | {} | {} | {:.3} | {:.4} |",
             r.spacing,
             r.method,
             r.clips,
@@ -466,4 +534,30 @@ pub fn run(args: &Args) -> Result<String> {
         report.learned_speed
     );
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_transitions_lay_out_known_and_scored_frames() {
+        // A key every 3 frames at 30 fps of a 60 fps clip: every 6th frame.
+        let (keys, counted) = layout(Protocol::Keys, 20, 2.0, 3);
+        assert_eq!(keys, [0, 6, 12, 18]);
+        assert!(counted[1] && counted[17] && !counted[6] && !counted[19]);
+        // Transitions of 2 frames at 30 fps in a 30 fps clip: 10 known, 2 hidden, 10 known, ...
+        let (keys, counted) = layout(Protocol::Transitions, 30, 1.0, 2);
+        let expected: Vec<usize> = (0..10).chain(12..22).chain(24..30).collect();
+        assert_eq!(keys, expected);
+        let scored: Vec<usize> = (0..30).filter(|&f| counted[f]).collect();
+        assert_eq!(scored, [10, 11, 22, 23]);
+        // At 120 fps the context keys are 4 frames apart; everything between the last context
+        // key and the target is scored, nothing else.
+        let (keys, counted) = layout(Protocol::Transitions, 100, 4.0, 5);
+        assert_eq!(&keys[..10], &[0, 4, 8, 12, 16, 20, 24, 28, 32, 36]);
+        assert_eq!(keys[10], 36 + 6 * 4);
+        assert_eq!(counted.iter().filter(|&&c| c).count(), 23);
+        assert!(!counted[35] && counted[37] && counted[59] && !counted[60]);
+    }
 }

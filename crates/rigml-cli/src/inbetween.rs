@@ -15,33 +15,57 @@ use rigml_motion::MotionModel;
 use serde::Serialize;
 use std::path::PathBuf;
 
+/// One `--keys` item: a frame `N`, or every frame from `A` to `B` (`A-B`, `A ≤ B`).
+fn key_span(text: &str) -> Result<(usize, usize), String> {
+    let frame = |t: &str| {
+        t.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("{t:?} is not a frame index (a whole number from 0)"))
+    };
+    match text.split_once('-') {
+        Some((a, b)) => {
+            let (a, b) = (frame(a)?, frame(b)?);
+            if a > b {
+                return Err(format!("the run {text:?} ends before it starts"));
+            }
+            Ok((a, b))
+        }
+        None => frame(text).map(|k| (k, k)),
+    }
+}
+
 /// Keep a clip's key frames and fill the frames between them.
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
   rigml inbetween walk.bvh --every 30 -o walk-keys30.bvh
   rigml inbetween walk.bvh --keys 0,40,80,120 --method learned -o walk-learned.bvh --json
+  rigml inbetween walk.bvh --keys 0-39,100-139 --method learned -o walk-transition.bvh
+                    (frames 0–39 and 100–139 kept; the transition 40–99 filled, the model
+                     reading the motion of the kept runs as well as their poses)
 
-Key frames are indices into the clip's own frames (0 = its first). Frames before the first key
-and after the last hold that key. interpolate (the default): every joint's rotation slerped and
-translation lerped between neighbouring keys. learned (humanoids): the motion model fills the
-frames in IK-Rig space at 30 fps and the result is decoded onto the clip's skeleton, key frames
-kept exactly; keys must be at least one 30 fps frame apart. Measured against interpolation with
-`rigml eval-motion` (docs/model-card-motion.md).")]
+Key frames are indices into the clip's own frames (0 = its first); A-B keeps every frame from A
+to B. Frames before the first key and after the last hold that key. interpolate (the default):
+every joint's rotation slerped and translation lerped between neighbouring keys. learned
+(humanoids): the motion model fills the frames in IK-Rig space at 30 fps and the result is
+decoded onto the clip's skeleton, key frames kept exactly (where several keys fall on one 30 fps
+frame the model reads the first). Measured against interpolation with `rigml eval-motion`
+(docs/model-card-motion.md).")]
 pub struct Args {
     /// The clip: a BVH file, or any file with a skeleton and a clip (the first is used).
     pub input: PathBuf,
     /// Where to write the result (.bvh keeps the input's rotation orders; .glb, .gltf).
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Key frames, comma-separated and increasing.
+    /// Key frames, comma-separated and increasing; `A-B` keeps every frame from A to B.
     #[arg(
         long,
         value_delimiter = ',',
+        value_parser = key_span,
         conflicts_with = "every",
         required_unless_present = "every"
     )]
-    pub keys: Vec<usize>,
+    pub keys: Vec<(usize, usize)>,
     /// A key every N frames from frame 0 (and the last frame).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub every: Option<u32>,
@@ -102,7 +126,7 @@ pub fn run(args: &Args) -> Result<String> {
             }
             k
         }
-        None => args.keys.clone(),
+        None => args.keys.iter().flat_map(|&(a, b)| a..=b).collect(),
     };
     check_keys(&keys, n, &input)?;
     let overrides = crate::retarget::read_map(args.map.as_deref())?;

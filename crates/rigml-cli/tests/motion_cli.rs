@@ -86,6 +86,17 @@ fn train_motion_writes_a_model_that_eval_motion_scores() {
     };
     assert_eq!(error(0, "damaged"), 0.0);
     assert!(error(3, "damaged") > error(1, "damaged"));
+    // In-betweens under both key layouts, by interpolation and the model.
+    let inbetweens = report["inbetweens"].as_array().unwrap();
+    for protocol in ["keys", "transitions"] {
+        let rows: Vec<&Value> = inbetweens.iter().filter(|r| r["protocol"] == protocol).collect();
+        assert_eq!(rows.len(), 3 * 2, "{protocol}: 3 gap lengths × 2 methods");
+        assert!(
+            rows.iter()
+                .all(|r| r["joint_error"].as_f64().is_some_and(f64::is_finite)),
+            "{rows:?}"
+        );
+    }
     // A file that is no motion model is refused by name.
     std::fs::write(dir.path().join("bad.safetensors"), b"not a model").unwrap();
     let o = rigml(
@@ -196,9 +207,45 @@ fn inbetween_keeps_the_keys_and_fills_the_rest() {
     let o = rigml(dir.path(), &["inbetween", walk, "--keys", "0,9999", "-o", "x.bvh"]);
     assert_clean_failure(&o, "08_01.bvh");
     assert!(stderr(&o).contains("past the clip's last frame"), "{}", stderr(&o));
+    let o = rigml(dir.path(), &["inbetween", walk, "--keys", "0,40-30", "-o", "x.bvh"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("ends before it starts"),
+        "{}",
+        stderr(&o)
+    );
+    // Runs of keys (a transition between two held stretches, LAFAN1-style): at 120 fps several
+    // keys fall on each of the model's frames; every one is kept, the gap between runs filled.
     let o = rigml(
         dir.path(),
-        &["inbetween", walk, "--keys", "0,1", "--method", "learned", "-o", "x.bvh"],
+        &[
+            "inbetween",
+            walk,
+            "--keys",
+            "0-40,100-140",
+            "--method",
+            "learned",
+            "-o",
+            "runs.bvh",
+            "--json",
+        ],
     );
-    assert_clean_failure(&o, "08_01.bvh");
+    assert_ok(&o);
+    let report: Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(report["filled"], 59);
+    let out = rigml_io::load(&dir.path().join("runs.bvh")).unwrap();
+    let baked = rigml_anim::cleanup::Frames::bake(&out.skeleton, &out.clips[0]).unwrap();
+    let moved = |i: usize| {
+        let (a, b) = (
+            skeleton.world_matrices(&frames.poses[i]),
+            skeleton.world_matrices(&baked.poses[i]),
+        );
+        a.iter()
+            .zip(&b)
+            .map(|(x, y)| x.w_axis.distance(y.w_axis))
+            .fold(0.0f32, f32::max)
+    };
+    for k in [0, 17, 40, 100, 123, 140] {
+        assert!(moved(k) < 1e-2, "key {k} moved by {}", moved(k));
+    }
+    assert!(moved(70) > 1e-2, "frame 70 was not filled");
 }

@@ -102,11 +102,13 @@ pub fn inbetween_with(
     let fps = frames.fps;
     let input: Vec<Vec<Transform>> = frames.poses.iter().map(|p| p.local.clone()).collect();
     let base = interpolate_keys(&input, keys);
+    let at = |k: usize| (k as f32 * MODEL_FPS / fps).round() as usize;
+    let model_keys = keys_on_model_frames(keys, &at);
     // The keys alone, encoded (the encoder keeps poles and hemispheres continuous from key to key).
     let key_frames = Frames {
         fps,
-        times: keys.iter().map(|&k| frames.times[k]).collect(),
-        poses: keys
+        times: model_keys.iter().map(|&k| frames.times[k]).collect(),
+        poses: model_keys
             .iter()
             .map(|&k| Pose {
                 local: input[k].clone(),
@@ -114,19 +116,7 @@ pub fn inbetween_with(
             .collect(),
     };
     let encoded = encode(&source.skeleton, &source.info, &key_frames, &source.name).frames;
-    // Keys on the model's frames.
-    let at = |k: usize| (k as f32 * MODEL_FPS / fps).round() as usize;
-    let slots: Vec<usize> = keys.iter().map(|&k| at(k)).collect();
-    if let Some(w) = slots.windows(2).find(|w| w[1] <= w[0]) {
-        return Err(MotionError::Clip {
-            clip: source.name.clone(),
-            problem: format!(
-                "two keys fall on one frame at {MODEL_FPS} fps (model frame {}): keys must be at least {:.1} frames apart at {fps:.1} fps",
-                w[0],
-                fps / MODEL_FPS
-            ),
-        });
-    }
+    let slots: Vec<usize> = model_keys.iter().map(|&k| at(k)).collect();
     let first = slots[0];
     let last = *slots.last().unwrap_or(&first);
     // The model's input: keys, and between them their linear interpolation in IK-Rig space.
@@ -177,6 +167,26 @@ pub fn inbetween_with(
         poses[k] = input[k].clone();
     }
     Ok(Inbetweens { poses, contacts })
+}
+
+/// The keys the model reads, one per model frame: where several keys fall on one (a run of
+/// keys, as in a held context, in a clip faster than the model's rate) the first of them, and
+/// the last key of all in place of the one before it on its frame, so that the model's frames
+/// span every key. The output keeps every key exactly all the same.
+fn keys_on_model_frames(keys: &[usize], at: &dyn Fn(usize) -> usize) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::with_capacity(keys.len());
+    let last = keys.last().copied();
+    for &k in keys {
+        match out.last_mut() {
+            Some(p) if at(*p) == at(k) => {
+                if Some(k) == last {
+                    *p = k;
+                }
+            }
+            _ => out.push(k),
+        }
+    }
+    out
 }
 
 /// Integrated root paths drift from the keys: spread each key's position and heading error
@@ -236,5 +246,15 @@ mod tests {
             let e = check_keys(bad, 6, "c").unwrap_err().to_string();
             assert!(e.contains("\"c\""), "{e}");
         }
+    }
+
+    #[test]
+    fn runs_of_keys_give_the_model_one_key_per_frame() {
+        // A 120 fps clip: four clip frames to a model frame.
+        let at = |k: usize| (k as f32 / 4.0).round() as usize;
+        let run: Vec<usize> = (0..=9).chain([30]).chain(40..=41).collect();
+        assert_eq!(keys_on_model_frames(&run, &at), [0, 2, 6, 30, 41]);
+        assert_eq!(keys_on_model_frames(&[0, 8, 16], &at), [0, 8, 16]);
+        assert_eq!(keys_on_model_frames(&[0, 1], &at), [1]);
     }
 }
