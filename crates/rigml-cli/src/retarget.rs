@@ -3,12 +3,13 @@
 //! hip height. Shared helpers (loading a clip, `--map` files) serve `rigml ikrig` too.
 
 use anyhow::{anyhow, bail, Context, Result};
-use rigml_anim::humanoid::{parse_map_file, Role};
+use rigml_anim::humanoid::{hand_companions, limb_end_detached, parse_map_file, ChainKind, Role};
 use rigml_anim::retarget::{retarget_clip, rig_for, Mode};
 use rigml_anim::rig::RigInfo;
-use rigml_core::{Character, Clip};
+use rigml_core::{Character, Clip, Skeleton};
 use rigml_io::SaveOptions;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -66,6 +67,45 @@ struct Summary {
     source_hip_height: f32,
     target_hip_height: f32,
     seconds: f64,
+    /// Which target joint plays each humanoid role (VRM names), to check the mapping by.
+    target_roles: BTreeMap<&'static str, String>,
+    /// How the target's limbs end where its rig is not a plain chain (no hand joint, IK feet).
+    target_notes: Vec<String>,
+}
+
+/// Notes on a mapped rig's limbs that a technical animator would want to know: arms with no hand
+/// joint (a finger root stands for the hand and the others turn with it) and feet or hands that
+/// are IK targets outside the limb (placed at the end of the lower joint).
+pub fn limb_notes(skeleton: &Skeleton, info: &RigInfo) -> Vec<String> {
+    let name = |j: usize| skeleton.names.get(j).map_or("?", String::as_str);
+    let mut notes = Vec::new();
+    for kind in [
+        ChainKind::LeftArm,
+        ChainKind::RightArm,
+        ChainKind::LeftLeg,
+        ChainKind::RightLeg,
+    ] {
+        let chain = info.map.chain(kind);
+        let &[_, lower, end] = chain else { continue };
+        let limb = kind.name().replace('_', " ");
+        let companions = hand_companions(skeleton, chain);
+        if !companions.is_empty() {
+            notes.push(format!(
+                "{limb}: no hand joint; the arm ends at {} and {} other finger root(s) under {} turn with it",
+                name(end),
+                companions.len(),
+                name(lower)
+            ));
+        }
+        if limb_end_detached(skeleton, chain) {
+            notes.push(format!(
+                "{limb}: {} is an IK target outside the limb; it is placed at the end of {}",
+                name(end),
+                name(lower)
+            ));
+        }
+    }
+    notes
 }
 
 /// Read a `--map` file into role overrides (none when `path` is absent).
@@ -135,6 +175,13 @@ pub fn run(args: &Args) -> Result<String> {
         source_hip_height: source_info.hip_height,
         target_hip_height: target_info.hip_height,
         seconds,
+        target_roles: target_info
+            .map
+            .roles()
+            .into_iter()
+            .map(|(r, j)| (r.name(), target.skeleton.names[j].clone()))
+            .collect(),
+        target_notes: limb_notes(&target.skeleton, &target_info),
     };
     if args.json {
         return Ok(serde_json::to_string_pretty(&summary)? + "\n");
@@ -153,6 +200,9 @@ pub fn run(args: &Args) -> Result<String> {
         summary.source_hip_height,
         summary.target_hip_height
     );
+    for note in &summary.target_notes {
+        let _ = writeln!(s, "note: {}: {note}", summary.target);
+    }
     let _ = writeln!(s, "wrote {}", summary.output);
     Ok(s)
 }

@@ -38,6 +38,46 @@ fn retarget_writes_an_animated_character_and_refuses_to_clobber() {
     assert_ok(&o);
 }
 
+/// A rig with no hand joints and IK feet (Quaternius' Ultimate Monsters): the report says which
+/// joint plays each role and how the limbs end, so the mapping can be checked before the clip is
+/// used.
+#[test]
+fn retarget_reports_the_targets_roles_and_unusual_limbs() {
+    let dir = tempfile::tempdir().unwrap();
+    let clip = common::asset("cmu_09_01_run");
+    let to = common::asset("quaternius-ultimate-monsters-dino");
+    let o = rigml(
+        dir.path(),
+        &["retarget", s(&clip), "--to", s(&to), "-o", "dino.glb", "--json"],
+    );
+    assert_ok(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["target_roles"]["leftUpperArm"], "UpperArm.L");
+    assert_eq!(v["target_roles"]["leftHand"], "Middle1.L");
+    assert_eq!(v["target_roles"]["rightFoot"], "Foot.R");
+    let notes: Vec<&str> = v["target_notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(notes.len(), 4, "{notes:?}");
+    assert!(
+        notes[0].starts_with("left arm: no hand joint") && notes[0].contains("3 other finger"),
+        "{notes:?}"
+    );
+    assert!(notes[2].starts_with("left leg: Foot.L is an IK target"), "{notes:?}");
+    // A plain rig has none.
+    let to = common::asset("kaykit2-ranger");
+    let o = rigml(
+        dir.path(),
+        &["retarget", s(&clip), "--to", s(&to), "-o", "ranger.glb", "--json"],
+    );
+    assert_ok(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["target_notes"].as_array().map(Vec::len), Some(0));
+}
+
 #[test]
 fn bad_inputs_fail_cleanly() {
     let dir = tempfile::tempdir().unwrap();
