@@ -346,8 +346,8 @@ struct InbetweenRow {
 }
 
 /// Interpolation's and the model's scores on one clip with its keys laid out by `protocol`
-/// with gaps of `spacing` model frames; `None` for a clip too short for two gaps (a clip that
-/// cannot be sampled is an error, as in the denoising half).
+/// with gaps of `spacing` model frames; `None` for a clip too short for two gaps (keys) or one
+/// transition (a clip that cannot be sampled is an error, as in the denoising half).
 fn inbetween_clip(
     model: &MotionModel,
     source: &Source,
