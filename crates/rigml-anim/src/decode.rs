@@ -3,7 +3,7 @@
 //! IK for arms and legs — with feet pinned while the source had them in contact.
 
 use crate::encode::{contact_flags, RigClip, RigFrame};
-use crate::humanoid::{hand_companions, is_ancestor, ChainKind, Role};
+use crate::humanoid::{is_ancestor, ChainKind, Role};
 use crate::ik::{chain_deltas, fabrik, twist_to_pole, two_bone, FABRIK_MAX_ITERATIONS};
 use crate::rig::{place_hips, Posed, RigInfo};
 use glam::{Quat, Vec3};
@@ -307,7 +307,7 @@ fn solve_frame(posed: &mut Posed, info: &RigInfo, frame: &RigFrame, pinning: Pin
         posed.rotate_world(lower, q_lower);
         carry_end(posed, info, lower, end);
         set_delta(posed, end, goal.rotation);
-        for companion in hand_companions(posed.skeleton, &[upper, lower, end]) {
+        for &companion in &info.end_companions[k] {
             set_delta(posed, companion, goal.rotation);
         }
     }

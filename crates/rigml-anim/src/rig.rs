@@ -1,7 +1,7 @@
 //! Per-character measurements the IK-Rig needs (hip height, chain lengths, rest facing), a
 //! posable skeleton state with world-space setters, and clip sampling into frames.
 
-use crate::humanoid::{ChainKind, HumanoidMap, Role};
+use crate::humanoid::{hand_companions, ChainKind, HumanoidMap, Role};
 use crate::AnimError;
 use glam::{Mat4, Quat, Vec3};
 use rigml_core::{Clip, Pose, Skeleton, Transform};
@@ -23,6 +23,10 @@ pub struct RigInfo {
     pub rest_rotations: Vec<Quat>,
     /// World rest position of every joint.
     pub rest_positions: Vec<Vec3>,
+    /// Per chain, in [`ChainKind::ALL`] order, the joints that turn with its end beside the end
+    /// itself ([`crate::humanoid::hand_companions`]: the other finger roots of an arm with no
+    /// hand joint), found once here rather than on every decoded frame.
+    pub end_companions: [Vec<usize>; 6],
 }
 
 impl RigInfo {
@@ -99,8 +103,10 @@ impl RigInfo {
                 return Err(bad(format!("the {} chain has zero rest length", kind.name())));
             }
         }
+        let end_companions = ChainKind::ALL.map(|kind| hand_companions(skeleton, map.chain(kind)));
         Ok(RigInfo {
             map,
+            end_companions,
             hip_height,
             chain_lengths,
             facing,

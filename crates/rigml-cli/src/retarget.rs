@@ -3,7 +3,7 @@
 //! hip height. Shared helpers (loading a clip, `--map` files) serve `rigml ikrig` too.
 
 use anyhow::{anyhow, bail, Context, Result};
-use rigml_anim::humanoid::{hand_companions, limb_end_detached, parse_map_file, ChainKind, Role};
+use rigml_anim::humanoid::{limb_end_detached, parse_map_file, ChainKind, Role};
 use rigml_anim::retarget::{retarget_clip, rig_for, Mode};
 use rigml_anim::rig::RigInfo;
 use rigml_core::{Character, Clip, Skeleton};
@@ -88,7 +88,7 @@ pub fn limb_notes(skeleton: &Skeleton, info: &RigInfo) -> Vec<String> {
         let chain = info.map.chain(kind);
         let &[_, lower, end] = chain else { continue };
         let limb = kind.name().replace('_', " ");
-        let companions = hand_companions(skeleton, chain);
+        let companions = &info.end_companions[kind as usize];
         if !companions.is_empty() {
             notes.push(format!(
                 "{limb}: no hand joint; the arm ends at {} and {} other finger root(s) under {} turn with it",
