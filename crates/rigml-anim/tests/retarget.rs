@@ -296,16 +296,16 @@ fn retarget_table() {
 }
 
 /// Mean angle (degrees) between the source's and the target's bone from `from` to `to` over
-/// every frame, each in its skeleton's canonical frame.
+/// every frame, each side given as its joints' world positions per frame and its rig (for the
+/// canonical frame).
 fn bone_angle(
-    src: (&Skeleton, &RigInfo, &[Vec<Transform>]),
-    tgt: (&Skeleton, &RigInfo, &[Vec<Transform>]),
+    src: (&[Vec<Vec3>], &RigInfo),
+    tgt: (&[Vec<Vec3>], &RigInfo),
     (src_from, src_to): (usize, usize),
     (tgt_from, tgt_to): (usize, usize),
 ) -> f32 {
-    let dirs = |(s, info, frames): (&Skeleton, &RigInfo, &[Vec<Transform>]), a: usize, b: usize| -> Vec<Vec3> {
-        positions(s, frames)
-            .iter()
+    let dirs = |(pos, info): (&[Vec<Vec3>], &RigInfo), a: usize, b: usize| -> Vec<Vec3> {
+        pos.iter()
             .map(|p| (info.facing.inverse() * (p[b] - p[a])).normalize())
             .collect()
     };
@@ -342,8 +342,9 @@ fn retarget_onto_arms_without_hand_joints() {
     let src_locals: Vec<Vec<Transform>> = frames.poses.iter().map(|p| p.local.clone()).collect();
     let j = |s: &Skeleton, n: &str| s.index_of(n).unwrap_or_else(|| panic!("no joint {n}"));
     let s_map = |r: Role| si.map.joint(r).unwrap();
-    let src_side = (&src.skeleton, &si, src_locals.as_slice());
-    let tgt_side = (&tgt.skeleton, &ti, out.as_slice());
+    let (src_pos, tgt_pos) = (positions(&src.skeleton, &src_locals), positions(&tgt.skeleton, &out));
+    let src_side = (src_pos.as_slice(), &si);
+    let tgt_side = (tgt_pos.as_slice(), &ti);
     for (side, s_upper, s_lower, s_hand) in [
         ("L", Role::LeftUpperArm, Role::LeftLowerArm, Role::LeftHand),
         ("R", Role::RightUpperArm, Role::RightLowerArm, Role::RightHand),

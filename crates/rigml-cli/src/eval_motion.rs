@@ -287,14 +287,23 @@ pub const SPACINGS: [usize; 3] = [5, 15, 30];
 pub const CONTEXT: usize = 10;
 
 /// How key frames are laid out for the in-between evaluation.
-#[derive(Serialize, Clone, Copy, PartialEq, Eq, Debug)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Protocol {
     /// A key every N frames.
     Keys,
     /// LAFAN1's transitions: [`CONTEXT`] known frames, N hidden ones, then the target frame
     /// (the first of the next transition's context), repeated along the clip.
     Transitions,
+}
+
+impl Protocol {
+    /// The name in the report's table and JSON.
+    fn name(self) -> &'static str {
+        match self {
+            Protocol::Keys => "keys",
+            Protocol::Transitions => "transitions",
+        }
+    }
 }
 
 /// Key frames (indices into a clip of `n` frames, `per_frame` of them per 30 fps frame) and the
@@ -334,7 +343,8 @@ fn layout(protocol: Protocol, n: usize, per_frame: f32, spacing: usize) -> (Vec<
 
 #[derive(Serialize)]
 struct InbetweenRow {
-    protocol: Protocol,
+    /// [`Protocol::name`].
+    protocol: &'static str,
     /// Key spacing (keys) or transition length (transitions) in frames at 30 fps.
     spacing: usize,
     method: String,
@@ -455,7 +465,7 @@ pub fn run(args: &Args) -> Result<String> {
         for (m, method) in ["interpolate", "learned"].iter().enumerate() {
             let k = per_clip.len().max(1) as f64;
             inbetweens.push(InbetweenRow {
-                protocol,
+                protocol: protocol.name(),
                 spacing,
                 method: method.to_string(),
                 clips: per_clip.len(),
@@ -514,13 +524,10 @@ pub fn run(args: &Args) -> Result<String> {
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|");
     for r in &report.inbetweens {
-        let protocol = match r.protocol {
-            Protocol::Keys => "keys",
-            Protocol::Transitions => "transitions",
-        };
         let _ = writeln!(
             out,
-            "| {protocol} | {} | {} | {} | {:.3} | {:.4} |",
+            "| {} | {} | {} | {} | {:.3} | {:.4} |",
+            r.protocol,
             r.spacing,
             r.method,
             r.clips,

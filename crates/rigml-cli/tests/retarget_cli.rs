@@ -45,13 +45,17 @@ fn retarget_writes_an_animated_character_and_refuses_to_clobber() {
 fn retarget_reports_the_targets_roles_and_unusual_limbs() {
     let dir = tempfile::tempdir().unwrap();
     let clip = common::asset("cmu_09_01_run");
-    let to = common::asset("quaternius-ultimate-monsters-dino");
-    let o = rigml(
-        dir.path(),
-        &["retarget", s(&clip), "--to", s(&to), "-o", "dino.glb", "--json"],
-    );
-    assert_ok(&o);
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let report = |id: &str| -> Value {
+        let to = common::asset(id);
+        let out = format!("{id}.glb");
+        let o = rigml(
+            dir.path(),
+            &["retarget", s(&clip), "--to", s(&to), "-o", &out, "--json"],
+        );
+        assert_ok(&o);
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let v = report("quaternius-ultimate-monsters-dino");
     assert_eq!(v["target_roles"]["leftUpperArm"], "UpperArm.L");
     assert_eq!(v["target_roles"]["leftHand"], "Middle1.L");
     assert_eq!(v["target_roles"]["rightFoot"], "Foot.R");
@@ -68,13 +72,7 @@ fn retarget_reports_the_targets_roles_and_unusual_limbs() {
     );
     assert!(notes[2].starts_with("left leg: Foot.L is an IK target"), "{notes:?}");
     // A plain rig has none.
-    let to = common::asset("kaykit2-ranger");
-    let o = rigml(
-        dir.path(),
-        &["retarget", s(&clip), "--to", s(&to), "-o", "ranger.glb", "--json"],
-    );
-    assert_ok(&o);
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = report("kaykit2-ranger");
     assert_eq!(v["target_notes"].as_array().map(Vec::len), Some(0));
 }
 
