@@ -17,10 +17,11 @@ use rigml_anim::rig::Frames;
 use rigml_core::{Pose, Transform};
 use rigml_eval::dataset::Dataset;
 use rigml_eval::retarget_metrics::{foot_skate, jitter};
-use rigml_motion::data::{contact_f1, foot_contacts, Source, NO_CUTS};
+use rigml_motion::data::{contact_f1, foot_contacts, prepare, Source, NO_CUTS};
 use rigml_motion::denoise::{denoise, DenoiseOptions};
 use rigml_motion::features::MODEL_FPS;
-use rigml_motion::inbetween::{inbetween, interpolate_keys};
+use rigml_motion::inbetween::{inbetween, inbetween_with, interpolate_keys};
+use rigml_motion::library::{subject_of, Library};
 use rigml_motion::noise::{corrupt, Noise};
 use rigml_motion::{MotionModel, Task};
 use serde::Serialize;
@@ -58,6 +59,11 @@ pub struct Args {
     /// the clip's rate (how denoising worked before 2026-11-27, late; for comparison).
     #[arg(long)]
     pub resampled_output: bool,
+    /// Also fill the in-betweens by retrieval from the clean clips of this split (a motion
+    /// library; `rigml inbetween --method retrieval`), never from the scored clip's own subject
+    /// (so `--split train --library train` scores the library leaving one subject out at a time).
+    #[arg(long, value_name = "SPLIT", value_parser = ["train", "val", "test"])]
+    pub library: Option<String>,
     /// Seed of the damage.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -360,10 +366,11 @@ struct InbetweenRow {
 /// transition (a clip that cannot be sampled is an error, as in the denoising half).
 fn inbetween_clip(
     model: &MotionModel,
+    library: Option<&Library>,
     source: &Source,
     protocol: Protocol,
     spacing: usize,
-) -> Result<Option<[Score; 2]>> {
+) -> Result<Option<Vec<Score>>> {
     let clean = source.frames()?;
     let frames = clean.poses.len() as f32 / clean.fps * MODEL_FPS;
     let too_short = match protocol {
@@ -378,11 +385,30 @@ fn inbetween_clip(
     let poses: Vec<Vec<Transform>> = clean.poses.iter().map(|p| p.local.clone()).collect();
     let lerp = interpolate_keys(&poses, &keys);
     let learned = inbetween(model, source, &clean, &keys)?;
+    let retrieved = match library {
+        Some(l) => {
+            let subject = subject_of(&source.name);
+            Some(inbetween_with(source, &clean, &keys, &|v, k| {
+                l.predict_for(v, k, Some(subject))
+            })?)
+        }
+        None => None,
+    };
     let clean = Reference::new(source, clean);
-    Ok(Some([
+    let mut scores = vec![
         score_frames(source, &clean, &lerp, None, Some(&counted)),
         score_frames(source, &clean, &learned.poses, Some(&learned.contacts), Some(&counted)),
-    ]))
+    ];
+    if let Some(r) = retrieved {
+        scores.push(score_frames(
+            source,
+            &clean,
+            &r.poses,
+            Some(&r.contacts),
+            Some(&counted),
+        ));
+    }
+    Ok(Some(scores))
 }
 
 pub fn run(args: &Args) -> Result<String> {
@@ -450,19 +476,34 @@ pub fn run(args: &Args) -> Result<String> {
             });
         }
     }
+    let library = match &args.library {
+        Some(split) => {
+            let (clips, _) = load_split(&dataset, split)?;
+            if clips.is_empty() {
+                bail!("the library split {split} holds no humanoid motion clip");
+            }
+            Some(Library::new(&prepare(&clips, 0, 0, true)?))
+        }
+        None => None,
+    };
+    let methods: &[&str] = if library.is_some() {
+        &["interpolate", "learned", "retrieval"]
+    } else {
+        &["interpolate", "learned"]
+    };
     let mut inbetweens = Vec::new();
     for (protocol, spacing) in [Protocol::Keys, Protocol::Transitions]
         .into_iter()
         .flat_map(|p| SPACINGS.map(|s| (p, s)))
     {
-        let per_clip: Vec<[Score; 2]> = sources
+        let per_clip: Vec<Vec<Score>> = sources
             .par_iter()
-            .map(|s| inbetween_clip(&inbetweener, s, protocol, spacing))
+            .map(|s| inbetween_clip(&inbetweener, library.as_ref(), s, protocol, spacing))
             .collect::<Result<Vec<_>>>()?
             .into_iter()
             .flatten()
             .collect();
-        for (m, method) in ["interpolate", "learned"].iter().enumerate() {
+        for (m, method) in methods.iter().enumerate() {
             let k = per_clip.len().max(1) as f64;
             inbetweens.push(InbetweenRow {
                 protocol: protocol.name(),

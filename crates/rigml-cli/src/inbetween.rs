@@ -1,6 +1,7 @@
 //! `rigml inbetween CLIP --keys 0,30,60 -o OUT`: keep a clip's key frames and fill the frames
-//! between them, by interpolation (every joint slerped between neighbouring keys) or by the
-//! learned motion model (in IK-Rig space, decoded onto the clip's skeleton).
+//! between them, by interpolation (every joint slerped between neighbouring keys), by the
+//! learned motion model or by retrieval from a motion library (both in IK-Rig space, decoded
+//! onto the clip's skeleton).
 
 use anyhow::{anyhow, bail, Context, Result};
 use rigml_anim::cleanup::{contacts, Frames, Leg};
@@ -10,7 +11,7 @@ use rigml_core::Transform;
 use rigml_eval::retarget_metrics::{foot_skate, jitter};
 use rigml_io::{Format, SaveOptions};
 use rigml_motion::data::Source;
-use rigml_motion::inbetween::{check_keys, inbetween, interpolate_keys};
+use rigml_motion::inbetween::{check_keys, inbetween, inbetween_with, interpolate_keys};
 use rigml_motion::MotionModel;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -43,14 +44,19 @@ Examples:
   rigml inbetween walk.bvh --keys 0-39,100-139 --method learned -o walk-transition.bvh
                     (frames 0–39 and 100–139 kept; the transition 40–99 filled, the model
                      reading the motion of the kept runs as well as their poses)
+  rigml inbetween blocking.bvh --every 30 --method retrieval --library mocap/ -o filled.bvh
+                    (each gap filled from the stretch of captured motion in mocap/ that best
+                     matches its keys, bent to meet them)
 
 Key frames are indices into the clip's own frames (0 = its first); A-B keeps every frame from A
 to B. Frames before the first key and after the last hold that key. interpolate (the default):
 every joint's rotation slerped and translation lerped between neighbouring keys. learned
 (humanoids): the motion model fills the frames in IK-Rig space at 30 fps and the result is
 decoded onto the clip's skeleton, key frames kept exactly (where several keys fall on one 30 fps
-frame the model reads the first). Measured against interpolation with `rigml eval-motion`
-(docs/model-card-motion.md).")]
+frame the model reads the first). retrieval (humanoids): the same path, but every gap is filled
+from the library's clips: the stretches whose ends look like the gap's keys (and whose root
+travels as the keys' does) are bent onto the keys and averaged; as good as the library is close
+to the motion. Measured against interpolation with `rigml eval-motion` (docs/model-card-motion.md).")]
 pub struct Args {
     /// The clip: a BVH file, or any file with a skeleton and a clip (the first is used).
     pub input: PathBuf,
@@ -70,8 +76,12 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub every: Option<u32>,
     /// How to fill the frames between keys.
-    #[arg(long, default_value = "interpolate", value_parser = ["interpolate", "learned"])]
+    #[arg(long, default_value = "interpolate", value_parser = ["interpolate", "learned", "retrieval"])]
     pub method: String,
+    /// With --method retrieval: the motion library, clip files (BVH, FBX, glTF) or folders of
+    /// them; every humanoid clip in them is searched.
+    #[arg(long, value_name = "PATH", num_args = 1.., required_if_eq("method", "retrieval"))]
+    pub library: Vec<PathBuf>,
     /// With --method learned: a motion model file instead of the built-in in-between model.
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
@@ -96,6 +106,11 @@ struct Report {
     keys: Vec<usize>,
     /// Frames filled (neither keys nor held before the first / after the last key).
     filled: usize,
+    /// With --method retrieval: clips in the library (mirrors not counted) and those left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    library_clips: Option<usize>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    library_skipped: Vec<(String, String)>,
     /// METRICS.md §7 jitter of every joint of the result, H/s³ (humanoids).
     jitter: Option<f64>,
     /// METRICS.md §7 foot skate of the result, each foot joint above its own floor, H/s.
@@ -109,6 +124,9 @@ pub fn run(args: &Args) -> Result<String> {
     }
     if args.model.is_some() && args.method != "learned" {
         bail!("--model names a motion model for --method learned");
+    }
+    if !args.library.is_empty() && args.method != "retrieval" {
+        bail!("--library names the clips --method retrieval searches");
     }
     let input = args.input.display().to_string();
     let mut character = rigml_io::load(&args.input)?;
@@ -132,22 +150,40 @@ pub fn run(args: &Args) -> Result<String> {
     let overrides = crate::retarget::read_map(args.map.as_deref())?;
     let asset = format!("{input}: {}", skeleton_label(&skeleton));
     let info = rig_for(&skeleton, &overrides, &asset);
+    let mut library_clips = None;
+    let mut library_skipped = Vec::new();
     let poses: Vec<Vec<Transform>> = match args.method.as_str() {
-        "learned" => {
+        method @ ("learned" | "retrieval") => {
             let info = info.as_ref().map_err(|e| {
-                anyhow!("{e} (--method learned works on humanoids; pass --map FILE to name their joints)")
+                anyhow!("{e} (--method {method} works on humanoids; pass --map FILE to name their joints)")
             })?;
-            let model = match &args.model {
-                Some(path) => MotionModel::load(path)?,
-                None => MotionModel::built_in(rigml_motion::Task::Inbetween)?,
-            };
             let source = Source {
                 name: input.clone(),
                 skeleton: skeleton.clone(),
                 clip: clip.clone(),
                 info: info.clone(),
             };
-            inbetween(&model, &source, &baked.to_sampled(), &keys)?.poses
+            if method == "learned" {
+                let model = match &args.model {
+                    Some(path) => MotionModel::load(path)?,
+                    None => MotionModel::built_in(rigml_motion::Task::Inbetween)?,
+                };
+                inbetween(&model, &source, &baked.to_sampled(), &keys)?.poses
+            } else {
+                let (library, clips, skipped) = crate::motion_data::library(&args.library)?;
+                for (name, why) in &skipped {
+                    // Loading and mapping errors name the file already.
+                    let what = if why.contains(name.as_str()) {
+                        why.clone()
+                    } else {
+                        format!("{name}: {why}")
+                    };
+                    eprintln!("warning: motion library: left out {what}");
+                }
+                library_clips = Some(clips);
+                library_skipped = skipped;
+                inbetween_with(&source, &baked.to_sampled(), &keys, &|v, k| library.predict(v, k))?.poses
+            }
         }
         _ => interpolate_keys(&baked.poses, &keys),
     };
@@ -190,6 +226,8 @@ pub fn run(args: &Args) -> Result<String> {
         fps: baked.fps,
         filled: (last - first + 1) - keys.len(),
         keys,
+        library_clips,
+        library_skipped,
         jitter: jit,
         foot_skate: skate,
     };
@@ -197,8 +235,11 @@ pub fn run(args: &Args) -> Result<String> {
         return Ok(serde_json::to_string_pretty(&report)? + "\n");
     }
     let fmt = |x: Option<f64>| x.map_or_else(|| "n/a".into(), |v| format!("{v:.4}"));
+    let library = report
+        .library_clips
+        .map_or_else(String::new, |n| format!(" from a library of {n} clips"));
     Ok(format!(
-        "{input}: {} frames at {:.2} fps, {} keys ({}), {} frames filled by {}\n\
+        "{input}: {} frames at {:.2} fps, {} keys ({}), {} frames filled by {}{library}\n\
          jitter {} H/s³, foot skate {} H/s (own floor)\nwrote {}\n",
         report.frames,
         report.fps,

@@ -1,5 +1,6 @@
 //! The humanoid clips of a manifest split, loaded for the motion model (`rigml train-motion`,
-//! `rigml eval-motion`): every `motion` row of the split whose skeleton maps to a humanoid.
+//! `rigml eval-motion`): every `motion` row of the split whose skeleton maps to a humanoid; and
+//! the clips of a motion library named by paths (`rigml inbetween --method retrieval`).
 
 use anyhow::Result;
 use rayon::prelude::*;
@@ -41,4 +42,95 @@ pub fn load_split(dataset: &Dataset, split: &str) -> Result<(Vec<Source>, Vec<Sk
         }
     }
     Ok((sources, skipped))
+}
+
+/// The clips of a motion library (`rigml inbetween --method retrieval --library`): every clip
+/// of every file named, and of every file rigml reads in the folders named (not their
+/// subfolders), whose skeleton maps to a humanoid. Files or clips that do not load or map come
+/// back as `(name, why)`; no usable clip at all is an error.
+pub fn load_library(paths: &[std::path::PathBuf]) -> Result<(Vec<Source>, Vec<Skipped>)> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut inside: Vec<_> = std::fs::read_dir(path)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|p| p.is_file() && rigml_io::Format::from_path(p).is_ok())
+                .collect();
+            inside.sort();
+            files.extend(inside);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let loaded: Vec<std::result::Result<Vec<Source>, Skipped>> = files
+        .par_iter()
+        .map(|file| {
+            let name = file.display().to_string();
+            let character = rigml_io::load(file).map_err(|e| (name.clone(), e.to_string()))?;
+            if character.clips.is_empty() {
+                return Err((name, "has no clip".into()));
+            }
+            let info = rig_for(&character.skeleton, &[], &name).map_err(|e| (name.clone(), e.to_string()))?;
+            Ok(character
+                .clips
+                .iter()
+                .map(|clip| Source {
+                    name: format!("{name}#{}", clip.name),
+                    skeleton: character.skeleton.clone(),
+                    clip: clip.clone(),
+                    info: info.clone(),
+                })
+                .collect())
+        })
+        .collect();
+    let mut sources = Vec::new();
+    let mut skipped = Vec::new();
+    for r in loaded {
+        match r {
+            Ok(s) => sources.extend(s),
+            Err(e) => skipped.push(e),
+        }
+    }
+    if sources.is_empty() {
+        let why: Vec<String> = skipped.iter().map(|(n, w)| format!("{n}: {w}")).collect();
+        anyhow::bail!(
+            "the motion library holds no humanoid clip ({} files read){}",
+            files.len(),
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", why.join("; "))
+            }
+        );
+    }
+    Ok((sources, skipped))
+}
+
+/// A motion library ([`rigml_motion::library::Library`]) of the clips [`load_library`] finds in
+/// `paths`, each with its mirror; returns it, the number of clips in it and those left out
+/// (files that do not load or map, clips that cannot be encoded).
+pub fn library(paths: &[std::path::PathBuf]) -> Result<(rigml_motion::library::Library, usize, Vec<Skipped>)> {
+    let (sources, mut skipped) = load_library(paths)?;
+    let prepared: Vec<Vec<rigml_motion::data::Prepared>> = sources
+        .par_iter()
+        .map(
+            |s| match rigml_motion::data::prepare(std::slice::from_ref(s), 0, 0, true) {
+                Ok(p) if p.iter().all(|p| p.is_finite()) => Ok(p),
+                Ok(_) => Err((
+                    s.name.clone(),
+                    "its IK-Rig encoding is not finite (a bone scaled to zero?)".into(),
+                )),
+                Err(e) => Err((s.name.clone(), e.to_string())),
+            },
+        )
+        .collect::<Vec<_>>()
+        .into_iter()
+        .filter_map(|r| r.map_err(|e| skipped.push(e)).ok())
+        .collect();
+    if prepared.is_empty() {
+        anyhow::bail!("the motion library holds no clip that could be encoded");
+    }
+    let clips = prepared.len();
+    Ok((rigml_motion::library::Library::new(&prepared.concat()), clips, skipped))
 }

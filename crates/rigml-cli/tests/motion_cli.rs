@@ -65,6 +65,8 @@ fn train_motion_writes_a_model_that_eval_motion_scores() {
             "val",
             "--model",
             "m.safetensors",
+            "--library",
+            "train",
             "--json",
         ],
     );
@@ -86,11 +88,13 @@ fn train_motion_writes_a_model_that_eval_motion_scores() {
     };
     assert_eq!(error(0, "damaged"), 0.0);
     assert!(error(3, "damaged") > error(1, "damaged"));
-    // In-betweens under both key layouts, by interpolation and the model.
+    // In-betweens under both key layouts, by interpolation, the model and retrieval from the
+    // train clips.
     let inbetweens = report["inbetweens"].as_array().unwrap();
     for protocol in ["keys", "transitions"] {
         let rows: Vec<&Value> = inbetweens.iter().filter(|r| r["protocol"] == protocol).collect();
-        assert_eq!(rows.len(), 3 * 2, "{protocol}: 3 gap lengths × 2 methods");
+        assert_eq!(rows.len(), 3 * 3, "{protocol}: 3 gap lengths × 3 methods");
+        assert_eq!(rows.iter().filter(|r| r["method"] == "retrieval").count(), 3);
         assert!(
             rows.iter()
                 .all(|r| r["joint_error"].as_f64().is_some_and(f64::is_finite)),
@@ -248,4 +252,106 @@ fn inbetween_keeps_the_keys_and_fills_the_rest() {
         assert!(moved(k) < 1e-2, "key {k} moved by {}", moved(k));
     }
     assert!(moved(70) > 1e-2, "frame 70 was not filled");
+}
+
+/// Mean distance of every joint from the clip's own, over the frames that are not keys.
+fn error_between_keys(
+    skeleton: &rigml_core::Skeleton,
+    a: &rigml_anim::cleanup::Frames,
+    b: &rigml_anim::cleanup::Frames,
+    keys: &[usize],
+) -> f32 {
+    let (mut sum, mut count) = (0.0f32, 0usize);
+    for f in (keys[0]..=keys[keys.len() - 1]).filter(|f| !keys.contains(f)) {
+        let (x, y) = (
+            skeleton.world_matrices(&a.poses[f]),
+            skeleton.world_matrices(&b.poses[f]),
+        );
+        for (p, q) in x.iter().zip(&y) {
+            sum += p.w_axis.distance(q.w_axis);
+            count += 1;
+        }
+    }
+    sum / count.max(1) as f32
+}
+
+#[test]
+fn inbetween_retrieves_from_a_motion_library() {
+    let dir = tempfile::tempdir().unwrap();
+    // A val subject's walk, keys half a second apart, filled from four train walks (other
+    // subjects): two named as files, two found in a folder.
+    let walk = clip("cmu_08_01_walk");
+    let walk = walk.to_str().unwrap();
+    let folder = dir.path().join("mocap");
+    std::fs::create_dir(&folder).unwrap();
+    for id in ["cmu_07_01_walk", "cmu_07_02_walk"] {
+        let path = clip(id);
+        std::fs::copy(&path, folder.join(path.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(folder.join("notes.txt"), "not a clip").unwrap();
+    let (lib_a, lib_b) = (clip("cmu_131_01_walk"), clip("cmu_07_03_walk"));
+    let keys: Vec<usize> = (0..=240).step_by(60).collect();
+    let input = rigml_io::load(Path::new(walk)).unwrap();
+    let frames = rigml_anim::cleanup::Frames::bake(&input.skeleton, &input.clips[0]).unwrap();
+    let mut errors = Vec::new();
+    for method in ["interpolate", "retrieval"] {
+        let out = format!("{method}.bvh");
+        let mut args = vec![
+            "inbetween",
+            walk,
+            "--keys",
+            "0,60,120,180,240",
+            "--method",
+            method,
+            "-o",
+            &out,
+            "--json",
+        ];
+        if method == "retrieval" {
+            args.extend(["--library", lib_a.to_str().unwrap(), lib_b.to_str().unwrap(), "mocap"]);
+        }
+        let o = rigml(dir.path(), &args);
+        assert_ok(&o);
+        let report: Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+        if method == "retrieval" {
+            assert_eq!(report["library_clips"], 4, "{report}");
+        }
+        let result = rigml_io::load(&dir.path().join(&out)).unwrap();
+        let baked = rigml_anim::cleanup::Frames::bake(&result.skeleton, &result.clips[0]).unwrap();
+        assert!(
+            error_between_keys(&input.skeleton, &frames, &baked, &[0]) < 1e-2,
+            "{method}: key 0 moved"
+        );
+        errors.push(error_between_keys(&input.skeleton, &frames, &baked, &keys));
+    }
+    // Walks found in the library follow the walk's steps between keys; interpolation cuts them.
+    assert!(
+        errors[1] < 0.8 * errors[0],
+        "retrieval {} against interpolation {}",
+        errors[1],
+        errors[0]
+    );
+    // A library with no clip in it, and --library without retrieval, are refused.
+    let o = rigml(
+        dir.path(),
+        &[
+            "inbetween",
+            walk,
+            "--every",
+            "60",
+            "--method",
+            "retrieval",
+            "--library",
+            "mocap/notes.txt",
+            "-o",
+            "x.bvh",
+        ],
+    );
+    assert_clean_failure(&o, "notes.txt");
+    let o = rigml(
+        dir.path(),
+        &["inbetween", walk, "--every", "60", "--library", "mocap", "-o", "x.bvh"],
+    );
+    assert_clean_failure(&o, "--library");
+    assert!(!dir.path().join("x.bvh").exists());
 }

@@ -11,6 +11,7 @@
 //! - [`denoise`]: a clip in, denoised poses and contacts out.
 //! - [`evidence`]: what the prefilter took away, and the clip's floor, beside the frames.
 //! - [`inbetween`]: frames between key poses.
+//! - [`library`]: frames between key poses retrieved from captured motion.
 //! - `train` (the `train` feature, burn): the training loop.
 
 pub mod data;
@@ -18,6 +19,7 @@ pub mod denoise;
 pub mod evidence;
 pub mod features;
 pub mod inbetween;
+pub mod library;
 pub mod model;
 #[cfg(feature = "train")]
 pub mod net;
