@@ -2,8 +2,9 @@
 //! of captured motion whose first and last frames look most like the two keys (and whose frames
 //! one key further out look like the keys further out, and whose root travels as far and turns
 //! as much as the keys' does) are taken, each bent by a linear ramp so that it starts on the first
-//! key and ends on the second, and averaged; where even the best match is poor, the result leans
-//! toward the keys' interpolation ([`Library::match_scale`]). This is the retrieval half of motion matching, run
+//! key and ends on the second, and averaged; stretches are also tried played faster and slower
+//! than captured ([`TEMPOS`]), and where even the best match is poor, the result leans toward
+//! the keys' interpolation ([`Library::match_scale`]). This is the retrieval half of motion matching, run
 //! in the IK-Rig code (proportion-invariant, so a library captured on one skeleton serves any
 //! humanoid), and a [`crate::inbetween::Predictor`] like the learned model.
 
@@ -15,6 +16,12 @@ use rayon::prelude::*;
 
 /// Features compared between a key and a library frame: everything but the root velocity.
 const POSE: std::ops::Range<usize> = 3..FEATURES;
+
+/// The speeds library stretches are tried at by default: captured motion played from 0.8 to 1.25
+/// times as fast, in steps of about an eighth. Leaving one train subject out at a time, against
+/// the captured speed alone: keys 15 / 30 frames apart 9.78 → 9.37 and 15.21 → 14.97 % of leg;
+/// 0.67–1.5 in seven steps scores the same (docs/experiments/2026-12-07-inbetween-retrieval.md).
+pub const TEMPOS: [f32; 5] = [0.8, 0.9, 1.0, 1.12, 1.25];
 
 /// Distances of one key to every library frame, clip by clip.
 type Distances = Vec<Vec<f32>>;
@@ -59,6 +66,10 @@ pub struct Library {
     /// interpolation. 4, chosen by leaving one capture subject of the train clips out at a time
     /// (docs/experiments/2026-12-07-inbetween-retrieval.md).
     pub match_scale: f32,
+    /// Speeds at which library stretches are tried ([`TEMPOS`] by default): a gap of `n` frames
+    /// is matched against stretches of `round(n · tempo)` captured frames, played over the
+    /// gap's `n` (the keys one further out likewise `round(distance · tempo)` frames out).
+    pub tempos: Vec<f32>,
 }
 
 /// The root path of `vectors`: position and heading of every frame, the first at the origin
@@ -134,6 +145,7 @@ impl Library {
             root_weight: 1.0,
             context_weight: 1.0,
             match_scale: 4.0,
+            tempos: TEMPOS.to_vec(),
         }
     }
 
@@ -239,25 +251,30 @@ impl Library {
         let (q_move, q_turn) = travel(path[a], path[b]);
         let lead = before.map_or(0, |b| b.0);
         let tail = after.map_or(0, |a| a.0);
-        let mut found: Vec<(f32, usize, usize)> = Vec::new();
-        for (c, clip) in self.clips.iter().enumerate() {
-            // Excluded clips have no distances.
-            if ends.0[c].is_empty() || clip.len() < lead + n + tail + 1 {
-                continue;
-            }
-            for s in lead..clip.len() - n - tail {
-                let mut cost = ends.0[c][s] + ends.1[c][s + n];
-                if let Some((m, d)) = before {
-                    cost += self.context_weight * d[c][s - m];
+        // (cost, clip, start, library frames the gap's n frames play).
+        let mut found: Vec<(f32, usize, usize, usize)> = Vec::new();
+        for &tempo in &self.tempos {
+            let scaled = |x: usize| (x as f32 * tempo).round() as usize;
+            let (m, lead, tail) = (scaled(n).max(1), scaled(lead), scaled(tail));
+            for (c, clip) in self.clips.iter().enumerate() {
+                // Excluded clips have no distances.
+                if ends.0[c].is_empty() || clip.len() < lead + m + tail + 1 {
+                    continue;
                 }
-                if let Some((m, d)) = after {
-                    cost += self.context_weight * d[c][s + n + m];
+                for s in lead..clip.len() - m - tail {
+                    let mut cost = ends.0[c][s] + ends.1[c][s + m];
+                    if let Some((_, d)) = before {
+                        cost += self.context_weight * d[c][s - lead];
+                    }
+                    if let Some((_, d)) = after {
+                        cost += self.context_weight * d[c][s + m + tail];
+                    }
+                    let (l_move, l_turn) = travel(self.paths[c][s], self.paths[c][s + m]);
+                    let dm = (l_move - q_move).length() / (self.root_spread.0 * n as f32);
+                    let dt = (l_turn - q_turn) / (self.root_spread.1 * n as f32);
+                    cost += self.root_weight * (dm * dm + dt * dt);
+                    found.push((cost, c, s, m));
                 }
-                let (l_move, l_turn) = travel(self.paths[c][s], self.paths[c][s + n]);
-                let dm = (l_move - q_move).length() / (self.root_spread.0 * n as f32);
-                let dt = (l_turn - q_turn) / (self.root_spread.1 * n as f32);
-                cost += self.root_weight * (dm * dm + dt * dt);
-                found.push((cost, c, s));
             }
         }
         // The best few hundred candidates in order (enough for several separate stretches).
@@ -272,13 +289,13 @@ impl Library {
         found.sort_by(|x, y| x.0.total_cmp(&y.0));
         // The best stretches, not overlapping copies of one stretch.
         let apart = (n / 2).max(2);
-        let mut chosen: Vec<(usize, usize)> = Vec::new();
-        for &(_, c, s) in &found {
+        let mut chosen: Vec<(usize, usize, usize)> = Vec::new();
+        for &(_, c, s, m) in &found {
             if chosen.len() == self.neighbours.max(1) {
                 break;
             }
-            if chosen.iter().all(|&(c2, s2)| c2 != c || s2.abs_diff(s) >= apart) {
-                chosen.push((c, s));
+            if chosen.iter().all(|&(c2, s2, _)| c2 != c || s2.abs_diff(s) >= apart) {
+                chosen.push((c, s, m));
             }
         }
         // Where even the best match is poor the library does not hold this motion: lean toward
@@ -291,17 +308,27 @@ impl Library {
             let t = (f - a) as f32 / n as f32;
             let mut v = [0.0f32; FEATURES];
             let mut contact = [0.0f32; CONTACTS];
-            for &(c, s) in &chosen {
+            for &(c, s, m) in &chosen {
                 let clip = &self.clips[c];
-                let (start, end, here) = (&clip[s], &clip[s + n], &clip[s + (f - a)]);
+                // The library frame the output frame plays (between two frames when the
+                // stretch is played faster or slower than captured).
+                let x = s as f32 + t * m as f32;
+                let (i0, u) = (x.floor() as usize, x.fract());
+                let i1 = (i0 + 1).min(s + m);
+                let here: [f32; FEATURES] = std::array::from_fn(|i| clip[i0][i] + u * (clip[i1][i] - clip[i0][i]));
+                let (start, end) = (&clip[s], &clip[s + m]);
+                // Root motion per output frame: the library's per-frame motion times the
+                // library frames each output frame covers.
+                let pace = m as f32 / n as f32;
                 for i in 0..3 {
-                    v[i] += here[i] / k;
+                    v[i] += here[i] * pace / k;
                 }
                 for i in POSE {
                     let offset = (1.0 - t) * (vectors[a][i] - start[i]) + t * (vectors[b][i] - end[i]);
                     v[i] += (here[i] + offset) / k;
                 }
-                for (x, &on) in contact.iter_mut().zip(&self.contacts[c][s + (f - a)]) {
+                let nearest = if u < 0.5 { i0 } else { i1 };
+                for (x, &on) in contact.iter_mut().zip(&self.contacts[c][nearest]) {
                     *x += f32::from(u8::from(on)) / k;
                 }
             }
@@ -378,6 +405,18 @@ mod tests {
         let far = Library::new(&[prepared("far", clip(200, 0.05, |f| 30.0 + wave(2 * f)))]);
         let p_far = far.predict(&filled, &known);
         assert!(gap(&p_far.vectors, &filled) < 1e-3, "{}", gap(&p_far.vectors, &filled));
+        // A library that holds the wave only at 0.8 of its speed is played faster to match.
+        let slow = |f: usize| (f as f32 * 0.24).sin();
+        let mut at_one_speed = Library::new(&[prepared("slow", clip(250, 0.04, slow))]);
+        let played = at_one_speed.predict(&filled, &known);
+        at_one_speed.tempos = vec![1.0];
+        let captured = at_one_speed.predict(&filled, &known);
+        assert!(
+            gap(&played.vectors, &truth) < 0.5 * gap(&captured.vectors, &truth),
+            "{} against {}",
+            gap(&played.vectors, &truth),
+            gap(&captured.vectors, &truth)
+        );
         // Linear interpolation misses the wave between keys.
         let lerp_error: f32 = (0..41).map(|f| (filled[f][3] - truth[f][3]).abs()).sum();
         let error: f32 = (0..41).map(|f| (p.vectors[f][3] - truth[f][3]).abs()).sum();
