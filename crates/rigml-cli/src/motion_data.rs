@@ -33,24 +33,32 @@ pub fn load_split(dataset: &Dataset, split: &str) -> Result<(Vec<Source>, Vec<Sk
             })
         })
         .collect();
-    let mut sources = Vec::new();
-    let mut skipped = Vec::new();
-    for r in loaded {
+    Ok(partition(loaded))
+}
+
+/// The successes and the `(name, why)` of the failures of `results`, each in order.
+fn partition<T>(results: Vec<std::result::Result<T, Skipped>>) -> (Vec<T>, Vec<Skipped>) {
+    let mut ok = Vec::new();
+    let mut failed = Vec::new();
+    for r in results {
         match r {
-            Ok(s) => sources.push(s),
-            Err(e) => skipped.push(e),
+            Ok(v) => ok.push(v),
+            Err(e) => failed.push(e),
         }
     }
-    Ok((sources, skipped))
+    (ok, failed)
 }
 
 /// The clips of a motion library (`rigml inbetween --method retrieval --library`): every clip
 /// of every file named, and of every file rigml reads in the folders named (not their
 /// subfolders), whose skeleton maps to a humanoid. Files or clips that do not load or map come
-/// back as `(name, why)`; no usable clip at all is an error.
+/// back as `(name, why)`; a path that does not exist, or no usable clip at all, is an error.
 pub fn load_library(paths: &[std::path::PathBuf]) -> Result<(Vec<Source>, Vec<Skipped>)> {
     let mut files = Vec::new();
     for path in paths {
+        if !path.exists() {
+            anyhow::bail!("{}: no such file or folder (--library)", path.display());
+        }
         if path.is_dir() {
             let mut inside: Vec<_> = std::fs::read_dir(path)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
@@ -84,14 +92,8 @@ pub fn load_library(paths: &[std::path::PathBuf]) -> Result<(Vec<Source>, Vec<Sk
                 .collect())
         })
         .collect();
-    let mut sources = Vec::new();
-    let mut skipped = Vec::new();
-    for r in loaded {
-        match r {
-            Ok(s) => sources.extend(s),
-            Err(e) => skipped.push(e),
-        }
-    }
+    let (per_file, skipped) = partition(loaded);
+    let sources: Vec<Source> = per_file.into_iter().flatten().collect();
     if sources.is_empty() {
         let why: Vec<String> = skipped.iter().map(|(n, w)| format!("{n}: {w}")).collect();
         anyhow::bail!(
@@ -112,22 +114,22 @@ pub fn load_library(paths: &[std::path::PathBuf]) -> Result<(Vec<Source>, Vec<Sk
 /// (files that do not load or map, clips that cannot be encoded).
 pub fn library(paths: &[std::path::PathBuf]) -> Result<(rigml_motion::library::Library, usize, Vec<Skipped>)> {
     let (sources, mut skipped) = load_library(paths)?;
-    let prepared: Vec<Vec<rigml_motion::data::Prepared>> = sources
-        .par_iter()
-        .map(
-            |s| match rigml_motion::data::prepare(std::slice::from_ref(s), 0, 0, true) {
-                Ok(p) if p.iter().all(|p| p.is_finite()) => Ok(p),
-                Ok(_) => Err((
-                    s.name.clone(),
-                    "its IK-Rig encoding is not finite (a bone scaled to zero?)".into(),
-                )),
-                Err(e) => Err((s.name.clone(), e.to_string())),
-            },
-        )
-        .collect::<Vec<_>>()
-        .into_iter()
-        .filter_map(|r| r.map_err(|e| skipped.push(e)).ok())
-        .collect();
+    let (prepared, unusable) = partition(
+        sources
+            .par_iter()
+            .map(
+                |s| match rigml_motion::data::prepare(std::slice::from_ref(s), 0, 0, true) {
+                    Ok(p) if p.iter().all(|p| p.is_finite()) => Ok(p),
+                    Ok(_) => Err((
+                        s.name.clone(),
+                        "its IK-Rig encoding is not finite (a bone scaled to zero?)".into(),
+                    )),
+                    Err(e) => Err((s.name.clone(), e.to_string())),
+                },
+            )
+            .collect(),
+    );
+    skipped.extend(unusable);
     if prepared.is_empty() {
         anyhow::bail!("the motion library holds no clip that could be encoded");
     }

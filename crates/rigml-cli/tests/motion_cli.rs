@@ -350,6 +350,23 @@ fn inbetween_retrieves_from_a_motion_library() {
     assert_clean_failure(&o, "notes.txt");
     let o = rigml(
         dir.path(),
+        &[
+            "inbetween",
+            walk,
+            "--every",
+            "60",
+            "--method",
+            "retrieval",
+            "--library",
+            "mocap",
+            "moca",
+            "-o",
+            "x.bvh",
+        ],
+    );
+    assert_clean_failure(&o, "moca: no such file or folder");
+    let o = rigml(
+        dir.path(),
         &["inbetween", walk, "--every", "60", "--library", "mocap", "-o", "x.bvh"],
     );
     assert_clean_failure(&o, "--library");

@@ -2,10 +2,10 @@
 //! of captured motion whose first and last frames look most like the two keys (and whose frames
 //! one key further out look like the keys further out, and whose root travels as far and turns
 //! as much as the keys' does) are taken, each bent by a linear ramp so that it starts on the first
-//! key and ends on the second, and averaged; stretches are also tried played faster and slower
-//! than captured ([`TEMPOS`]), and where even the best match is poor, the result leans toward
-//! the keys' interpolation ([`Library::match_scale`]). This is the retrieval half of motion matching, run
-//! in the IK-Rig code (proportion-invariant, so a library captured on one skeleton serves any
+//! key and ends on the second, and averaged. Stretches are also tried played faster and slower
+//! than captured ([`TEMPOS`]); where even the best match is poor, the result leans toward the
+//! keys' interpolation ([`Library::match_scale`]). This is the search half of motion matching,
+//! run in the IK-Rig code (proportion-invariant, so a library captured on one skeleton serves any
 //! humanoid), and a [`crate::inbetween::Predictor`] like the learned model.
 
 use crate::data::Prepared;
