@@ -331,40 +331,16 @@ fn inbetween_retrieves_from_a_motion_library() {
         errors[1],
         errors[0]
     );
-    // A library with no clip in it, and --library without retrieval, are refused.
-    let o = rigml(
-        dir.path(),
-        &[
-            "inbetween",
-            walk,
-            "--every",
-            "60",
-            "--method",
-            "retrieval",
-            "--library",
-            "mocap/notes.txt",
-            "-o",
-            "x.bvh",
-        ],
-    );
-    assert_clean_failure(&o, "notes.txt");
-    let o = rigml(
-        dir.path(),
-        &[
-            "inbetween",
-            walk,
-            "--every",
-            "60",
-            "--method",
-            "retrieval",
-            "--library",
-            "mocap",
-            "moca",
-            "-o",
-            "x.bvh",
-        ],
-    );
-    assert_clean_failure(&o, "moca: no such file or folder");
+    // A library with no clip in it, a library path that does not exist, and --library without
+    // retrieval are refused.
+    let retrieve_from = |library: &[&str]| {
+        let mut args = vec!["inbetween", walk, "--every", "60", "--method", "retrieval", "--library"];
+        args.extend(library);
+        args.extend(["-o", "x.bvh"]);
+        rigml(dir.path(), &args)
+    };
+    assert_clean_failure(&retrieve_from(&["mocap/notes.txt"]), "notes.txt");
+    assert_clean_failure(&retrieve_from(&["mocap", "moca"]), "moca: no such file or folder");
     let o = rigml(
         dir.path(),
         &["inbetween", walk, "--every", "60", "--library", "mocap", "-o", "x.bvh"],
