@@ -36,12 +36,13 @@ and translation. butterworth: zero-phase (forward-backward), cutoff in Hz (defau
 savgol: Savitzky-Golay, cubic by default, window from --cutoff (default 6 Hz) or --window;
 one-euro: the adaptive 1€ filter (causal), --cutoff is its minimum cutoff (default 2 Hz).
 Foot skate is removed by pinning each ankle/toe during its contacts (height < 0.05 H above the
-joint's floor and speed < 0.5 H/s, with hysteresis) and solving hip-knee-ankle IK.
+joint's floor within a second either side, speed over 1/15 s < 0.5 H/s, with hysteresis) and
+solving hip-knee-ankle IK.
 --method learned (humanoids): the motion model (docs/model-card-motion.md) corrects the clip in
-IK-Rig space at 30 fps and finds the contacts of ankles and toes (reported); its change is
-applied to the clip at the clip's rate, decoded back onto its own skeleton (joints outside the
-IK-Rig chains, such as fingers and twist bones, keep their input rotations), and foot skate is
-removed as above. The filter flags do not apply to it.")]
+IK-Rig space at 30 fps; its change is applied to the clip at the clip's rate, decoded back onto
+its own skeleton (joints outside the IK-Rig chains, such as fingers and twist bones, keep their
+input rotations), and foot skate is removed as above; the contacts reported are those found on
+the result, as after the filters. The filter flags do not apply to it.")]
 pub struct Args {
     /// The clip to clean: a BVH file, or any file with a skeleton and a clip (the first is cleaned).
     pub input: PathBuf,
@@ -521,7 +522,7 @@ fn run_learned(args: &Args, character: &mut rigml_core::Character, clip: rigml_c
             "not pinned"
         }
     );
-    let _ = writeln!(text, "contacts found by the model (frame ranges, end exclusive):");
+    let _ = writeln!(text, "contacts found on the result (frame ranges, end exclusive):");
     for c in &report.contacts {
         let ranges: Vec<std::ops::Range<usize>> = c.intervals.iter().map(|r| r[0]..r[1]).collect();
         let _ = writeln!(

@@ -90,8 +90,13 @@ pub struct Args {
     /// feature around it (the noise evidence; 2 × 128 + 1 input channels).
     #[arg(long)]
     pub noise_evidence: bool,
+    /// Let the model read heights above each clip's own floor (the low percentile of its ankle
+    /// heights, as `rigml clean`'s contact detector measures them) instead of above the ground
+    /// the encoder assumes.
+    #[arg(long)]
+    pub floor_relative: bool,
     /// Continue from a checkpoint or model (its weights, normalisation and step count; the same
-    /// --noise-evidence).
+    /// --noise-evidence and --floor-relative).
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
     /// Replace OUTPUT (and its curves PNG) if they exist.
@@ -149,6 +154,7 @@ fn config(args: &Args) -> MotionTrainConfig {
         min_spread: args.min_spread,
         inputs: Inputs {
             evidence: args.noise_evidence,
+            floor: args.floor_relative,
         },
     }
 }

@@ -91,40 +91,39 @@ pub fn decode_on_skeleton(
     }
 }
 
-/// Contacts of the left ankle, left toes, right ankle and right toes at every frame, by
-/// `rigml clean`'s detector (docs/ALGORITHMS.md §8: each joint's height above its own floor
-/// level and its horizontal speed, with hysteresis, default thresholds) in the skeleton's
-/// canonical frame. The model learns these and is scored against them: unlike the IK-Rig
-/// encoder's rule (heights above a ground guessed from the rest pose), they do not depend on
-/// where the capture put the floor.
-pub fn foot_contacts(source: &Source, frames: &Frames) -> Vec<[bool; CONTACTS]> {
-    let n = frames.poses.len();
-    let mut out = vec![[false; CONTACTS]; n];
+/// The tracks of the left ankle, left toes, right ankle and right toes in the skeleton's
+/// canonical frame (none for a joint the map lacks).
+fn foot_tracks(source: &Source, frames: &Frames) -> [Option<Vec<Vec3>>; CONTACTS] {
     let facing_inv = source.info.facing.inverse();
     let slots = [Role::LeftFoot, Role::LeftToes, Role::RightFoot, Role::RightToes];
     let joints: Vec<Option<usize>> = slots.iter().map(|&r| source.info.map.joint(r)).collect();
-    let mut tracks: Vec<Vec<Vec3>> = (0..CONTACTS).map(|_| Vec::with_capacity(n)).collect();
+    let mut tracks: [Option<Vec<Vec3>>; CONTACTS] = std::array::from_fn(|k| joints[k].map(|_| Vec::new()));
     for pose in &frames.poses {
         let world = source.skeleton.world_matrices(&pose.local);
         for (k, j) in joints.iter().enumerate() {
-            if let Some(m) = j.and_then(|j| world.get(j)) {
-                tracks[k].push(facing_inv * m.w_axis.truncate());
+            if let (Some(m), Some(t)) = (j.and_then(|j| world.get(j)), tracks[k].as_mut()) {
+                t.push(facing_inv * m.w_axis.truncate());
             }
         }
     }
+    tracks.map(|t| t.filter(|t| t.len() == frames.poses.len()))
+}
+
+/// Contacts of the left ankle, left toes, right ankle and right toes at every frame, by
+/// `rigml clean`'s detector (docs/ALGORITHMS.md §8: each joint's height above its own floor
+/// and its horizontal speed, with hysteresis, default thresholds) in the skeleton's canonical
+/// frame. The model learns these and is scored against them: unlike the IK-Rig encoder's rule
+/// (heights above a ground guessed from the rest pose), they do not depend on where the capture
+/// put the floor.
+pub fn foot_contacts(source: &Source, frames: &Frames) -> Vec<[bool; CONTACTS]> {
+    let mut out = vec![[false; CONTACTS]; frames.poses.len()];
     let params = ContactParams::default();
-    for (k, track) in tracks.iter().enumerate() {
-        if track.len() != n {
-            continue;
-        }
-        let flags = contacts::detect(
-            track,
-            contacts::floor_level(track),
-            source.info.hip_height,
-            frames.fps,
-            &params,
-        );
-        for (f, c) in flags.into_iter().enumerate() {
+    for (k, track) in foot_tracks(source, frames).iter().enumerate() {
+        let Some(track) = track else { continue };
+        for (f, c) in contacts::detect(track, source.info.hip_height, frames.fps, &params)
+            .into_iter()
+            .enumerate()
+        {
             out[f][k] = c;
         }
     }

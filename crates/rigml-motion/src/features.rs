@@ -9,6 +9,7 @@
 //! augmentation.
 
 use glam::{Mat3, Quat, Vec2, Vec3};
+use rigml_anim::cleanup::contacts::FLOOR_PERCENTILE;
 use rigml_anim::encode::{ChainGoal, RigFrame};
 use std::ops::Range;
 
@@ -129,6 +130,43 @@ pub fn from_vector(previous: Option<&RigFrame>, v: &[f32], contacts: [bool; CONT
         toes: [q(114), q(120)],
         contacts,
         foot_heights: [v[126], v[127]],
+    }
+}
+
+/// Vector indices of heights above the ground (y = 0 of the canonical frame): the hips, every
+/// chain's root and both ankles ([`to_vector`]'s layout). Lowering a clip by its own floor
+/// ([`floor_of`], [`lower`]) moves exactly these.
+pub const HEIGHTS: [usize; 9] = [4, 13, 28, 43, 58, 73, 88, 126, 127];
+
+/// The floor a clip's feet stand on, in hip heights above y = 0: over the frames marked `known`
+/// (all where `known` is short), the percentile of both ankles' heights (above their rest
+/// clearance) that `rigml clean`'s contact detector takes as a joint's floor
+/// ([`FLOOR_PERCENTILE`]); 0 for no frames. Capture puts the floor where it likes (the train
+/// clips' lie from 0.18 H below the ground the encoder assumes to 0.16 H above, several times
+/// the 0.05 H a contact is judged by); a model that reads heights above this floor need not
+/// guess it.
+pub fn floor_of(vectors: &[[f32; FEATURES]], known: &[bool]) -> f32 {
+    let mut heights: Vec<f32> = vectors
+        .iter()
+        .enumerate()
+        .filter(|(f, _)| known.get(*f).copied().unwrap_or(true))
+        .flat_map(|(_, v)| [v[126], v[127]])
+        .filter(|h| h.is_finite())
+        .collect();
+    if heights.is_empty() {
+        return 0.0;
+    }
+    heights.sort_by(f32::total_cmp);
+    heights[((heights.len() - 1) as f64 * FLOOR_PERCENTILE).round() as usize]
+}
+
+/// Lower every frame of `vectors` by `dy` hip heights (the [`HEIGHTS`] indices): `lower(v, f)`
+/// stands a clip on its floor `f`, `lower(v, -f)` lifts it back.
+pub fn lower(vectors: &mut [[f32; FEATURES]], dy: f32) {
+    for v in vectors {
+        for &k in &HEIGHTS {
+            v[k] -= dy;
+        }
     }
 }
 
@@ -530,5 +568,31 @@ mod tests {
             assert!(unrot6(&rot6(q)).angle_between(q) < 2e-3);
         }
         assert_eq!(unrot6(&[0.0; 6]), Quat::IDENTITY);
+    }
+
+    #[test]
+    fn a_clip_is_lowered_by_its_ankles_low_percentile() {
+        // 100 frames whose ankles stand at 0.2 and 0.3 and lift to 1.0 in every other frame:
+        // the floor is the 5th percentile of the 200 ankle heights (0.2), over the given frames.
+        let vectors: Vec<[f32; FEATURES]> = (0..100)
+            .map(|f| {
+                let mut v = [0.5f32; FEATURES];
+                v[126] = if f % 2 == 0 { 0.2 } else { 1.0 };
+                v[127] = if f % 2 == 0 { 1.0 } else { 0.3 };
+                v
+            })
+            .collect();
+        assert_eq!(floor_of(&vectors, &[]), 0.2);
+        let odd: Vec<bool> = (0..100).map(|f| f % 2 == 1).collect();
+        assert_eq!(floor_of(&vectors, &odd), 0.3);
+        assert_eq!(floor_of(&[], &[]), 0.0);
+        let mut lowered = vectors.clone();
+        lower(&mut lowered, 0.2);
+        for (a, b) in vectors.iter().zip(&lowered) {
+            for k in 0..FEATURES {
+                let d = if HEIGHTS.contains(&k) { 0.2 } else { 0.0 };
+                assert!((a[k] - b[k] - d).abs() < 1e-6);
+            }
+        }
     }
 }

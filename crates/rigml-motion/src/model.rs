@@ -14,7 +14,7 @@
 //! runs as one matrix product per tap and layer.
 
 use crate::evidence::evidence_channel;
-use crate::features::{CONTACTS, FEATURES, MODEL_FPS};
+use crate::features::{floor_of, lower, CONTACTS, FEATURES, MODEL_FPS};
 use crate::MotionError;
 use rigml_learn::ModelFile;
 use std::collections::HashMap;
@@ -25,6 +25,8 @@ pub const MOTION_VERSION: u32 = 1;
 /// Metadata keys.
 pub const KEY_VERSION: &str = "rigml.motion.version";
 pub const KEY_DILATIONS: &str = "rigml.motion.dilations";
+/// `"1"` for a model that reads heights above the clip's own floor ([`MotionModel::floor`]).
+pub const KEY_FLOOR: &str = "rigml.motion.floor";
 
 /// Input channels: the vector and the key mask.
 pub const INPUTS: usize = FEATURES + 1;
@@ -114,6 +116,9 @@ pub struct MotionModel {
     pub metadata: HashMap<String, String>,
     /// The model reads the noise evidence ([`EVIDENCE_INPUTS`] input channels).
     pub evidence: bool,
+    /// The model reads heights above the clip's own floor: [`MotionModel::predict`] lowers the
+    /// clip by [`floor_of`] its given frames before the network and lifts the result back.
+    pub floor: bool,
 }
 
 /// What the model says about a run of frames.
@@ -235,6 +240,7 @@ impl MotionModel {
             output: conv("out", OUTPUTS, hidden, 1, 1)?,
             metadata: file.metadata.clone(),
             evidence: inputs == EVIDENCE_INPUTS,
+            floor: file.metadata.get(KEY_FLOOR).is_some_and(|v| v == "1"),
         })
     }
 
@@ -307,9 +313,16 @@ impl MotionModel {
                 contacts: Vec::new(),
             };
         }
-        let x = self.input(vectors, known, evidence);
+        let floor = if self.floor { floor_of(vectors, known) } else { 0.0 };
+        let x = if floor != 0.0 {
+            let mut lowered = vectors.to_vec();
+            lower(&mut lowered, floor);
+            self.input(&lowered, known, evidence)
+        } else {
+            self.input(vectors, known, evidence)
+        };
         let y = self.forward(&x, t);
-        let vectors = (0..t)
+        let mut vectors: Vec<[f32; FEATURES]> = (0..t)
             .map(|f| {
                 let mut v = [0.0f32; FEATURES];
                 for (k, out) in v.iter_mut().enumerate() {
@@ -318,6 +331,9 @@ impl MotionModel {
                 v
             })
             .collect();
+        if floor != 0.0 {
+            lower(&mut vectors, -floor);
+        }
         let contacts = (0..t)
             .map(|f| std::array::from_fn(|c| 1.0 / (1.0 + (-y[(FEATURES + c) * t + f]).exp())))
             .collect();
@@ -402,6 +418,40 @@ mod tests {
             let p = m.predict(&vectors, &[true; 40], None);
             assert_eq!(p.vectors.len(), 40);
             assert!(p.contacts.iter().flatten().all(|c| (0.0..=1.0).contains(c)));
+        }
+    }
+
+    #[test]
+    fn the_denoising_model_stands_a_clip_on_its_floor() {
+        // The built-in denoising model reads heights above the clip's floor: the same clip
+        // captured 0.1 H higher (every height of the vector raised) comes out raised by 0.1 H
+        // and otherwise the same.
+        let m = MotionModel::built_in(Task::Denoise).unwrap();
+        assert!(m.floor);
+        let mut vectors: Vec<[f32; FEATURES]> = (0..48)
+            .map(|f| {
+                let mut v: [f32; FEATURES] = m.mean.clone().try_into().unwrap();
+                v[126] += 0.1 * (0.3 * f as f32).sin().max(0.0);
+                v[127] += 0.1 * (0.3 * f as f32 + 1.5).sin().max(0.0);
+                v
+            })
+            .collect();
+        let known = vec![true; vectors.len()];
+        let low = m.predict(&vectors, &known, None);
+        crate::features::lower(&mut vectors, -0.1);
+        let high = m.predict(&vectors, &known, None);
+        for (a, b) in low.vectors.iter().zip(&high.vectors) {
+            for k in 0..FEATURES {
+                let lift = if crate::features::HEIGHTS.contains(&k) {
+                    0.1
+                } else {
+                    0.0
+                };
+                assert!((b[k] - a[k] - lift).abs() < 1e-4, "feature {k}: {} then {}", a[k], b[k]);
+            }
+        }
+        for (a, b) in low.contacts.iter().flatten().zip(high.contacts.iter().flatten()) {
+            assert!((a - b).abs() < 1e-5, "contacts {a} then {b}");
         }
     }
 

@@ -9,7 +9,7 @@
 
 use crate::data::Prepared;
 use crate::evidence::evidence_channel;
-use crate::features::{CONTACTS, FEATURES};
+use crate::features::{floor_of, lower, CONTACTS, FEATURES};
 use crate::model::{DILATIONS, EVIDENCE_INPUTS, INPUTS};
 use crate::MotionError;
 use rand::Rng;
@@ -50,6 +50,9 @@ pub struct MotionTrainConfig {
 pub struct Inputs {
     /// The noise evidence of every feature ([`EVIDENCE_INPUTS`] channels).
     pub evidence: bool,
+    /// Heights above each clip's own floor ([`crate::MotionModel::floor`]): every training clip
+    /// is lowered by [`floor_of`] its clean frames, as inference lowers a clip by its own.
+    pub floor: bool,
 }
 
 impl Inputs {
@@ -66,6 +69,7 @@ impl Inputs {
     pub fn of(model: &crate::MotionModel) -> Inputs {
         Inputs {
             evidence: model.evidence,
+            floor: model.floor,
         }
     }
 }
@@ -200,6 +204,24 @@ impl Draw {
     pub fn window(&self) -> usize {
         self.window
     }
+}
+
+/// `clips` each lowered by the floor of its clean frames ([`floor_of`]): clean and damaged
+/// vectors alike, so a model learns to keep the input's level and what it reads of heights is
+/// measured from the floor the clip's feet stand on.
+pub fn on_their_floors(clips: &[Prepared]) -> Vec<Prepared> {
+    clips
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            let floor = floor_of(&p.clean, &[]);
+            lower(&mut p.clean, floor);
+            for n in &mut p.noisy {
+                lower(n, floor);
+            }
+            p
+        })
+        .collect()
 }
 
 /// Build one training window: a denoising example from damaged copy `variant` (none: the

@@ -14,15 +14,21 @@ use rigml_motion::denoise::{denoise, DenoiseOptions};
 use rigml_motion::noise::{corrupt, Noise};
 use rigml_motion::{MotionModel, Task};
 
-fn source(id: &str) -> Source {
-    let c = rigml_io::load(&common::asset(id)).unwrap_or_else(|e| panic!("{id}: {e}"));
-    let info = rig_for(&c.skeleton, &[], id).unwrap_or_else(|e| panic!("{id}: {e}"));
-    Source {
+/// The manifest's clip `id` on its skeleton (an error for a file that does not load or a
+/// skeleton that does not map to a humanoid).
+fn load_source(id: &str) -> Result<Source, String> {
+    let c = rigml_io::load(&common::asset(id)).map_err(|e| format!("{id}: {e}"))?;
+    let info = rig_for(&c.skeleton, &[], id).map_err(|e| format!("{id}: {e}"))?;
+    Ok(Source {
         name: id.into(),
         skeleton: c.skeleton,
         clip: c.clips[0].clone(),
         info,
-    }
+    })
+}
+
+fn source(id: &str) -> Source {
+    load_source(id).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Mean distance of the mapped joints between two pose sequences, in leg lengths.
@@ -139,7 +145,10 @@ fn a_short_training_run_learns_and_resumes() {
     assert!(end < 0.8 * first, "resumed loss {first} -> {end}");
     // A model that reads the noise evidence: its file says so, it cleans a clip, and a resume
     // with other input settings is refused.
-    let inputs = rigml_motion::train::Inputs { evidence: true };
+    let inputs = rigml_motion::train::Inputs {
+        evidence: true,
+        ..Default::default()
+    };
     let wide = MotionTrainConfig {
         steps: 20,
         inputs,
@@ -553,17 +562,8 @@ fn contact_f1_per_clip() {
         .iter()
         .filter(|r| r.get("split") == split)
     {
-        let Ok(c) = rigml_io::load(&common::asset(row.id())) else {
+        let Ok(s) = load_source(row.id()) else {
             continue;
-        };
-        let Ok(info) = rig_for(&c.skeleton, &[], row.id()) else {
-            continue;
-        };
-        let s = Source {
-            name: row.id().into(),
-            skeleton: c.skeleton,
-            clip: c.clips[0].clone(),
-            info,
         };
         let clean = s.frames().unwrap();
         let truth: Vec<[bool; 4]> = model_frames(&s, &clean).iter().map(|f| f.contacts).collect();
@@ -597,5 +597,70 @@ fn contact_f1_per_clip() {
         "mean {:.3}, pooled {:.3}",
         all.iter().sum::<f64>() / all.len() as f64,
         f1(&pooled_p, &pooled_t)
+    );
+}
+
+/// Share of frames of every train and val walk with an ankle in contact (a walk always has one
+/// foot on the ground), by `rigml clean`'s detector as it is, with one floor for the clip, and
+/// as it was (speeds between neighbouring frames, runs and gaps of 3 frames, one floor): the
+/// measurement behind docs/ALGORITHMS.md §8's contact rule (prints).
+#[test]
+#[ignore = "a measurement"]
+fn contact_support() {
+    use rigml_anim::cleanup::contacts::{detect, ContactParams};
+    use rigml_anim::humanoid::Role;
+    let now = ContactParams::default();
+    let one_floor = ContactParams {
+        floor_window: 0.0,
+        ..now
+    };
+    let mut means = [0.0f64; 3];
+    let mut clips = 0;
+    for row in common::rows_where("kind", "motion") {
+        if !row.id().contains("walk") || row.get("split") == "test" {
+            continue;
+        }
+        let Ok(s) = load_source(row.id()) else {
+            continue;
+        };
+        let clean = s.frames().unwrap();
+        let was = ContactParams {
+            speed_span: 0.0,
+            min_duration: 3.0 / clean.fps,
+            max_gap: 3.0 / clean.fps,
+            floor_window: 0.0,
+            ..now
+        };
+        let facing_inv = s.info.facing.inverse();
+        let tracks: Vec<Vec<Vec3>> = [Role::LeftFoot, Role::RightFoot]
+            .iter()
+            .filter_map(|r| s.info.map.joint(*r))
+            .map(|j| {
+                clean
+                    .poses
+                    .iter()
+                    .map(|p| facing_inv * s.skeleton.world_matrices(&p.local)[j].w_axis.truncate())
+                    .collect()
+            })
+            .collect();
+        let mut line = format!("{}:", row.id());
+        for (k, params) in [now, one_floor, was].iter().enumerate() {
+            let flags: Vec<Vec<bool>> = tracks
+                .iter()
+                .map(|t| detect(t, s.info.hip_height, clean.fps, params))
+                .collect();
+            let n = clean.poses.len();
+            let support = (0..n).filter(|&f| flags.iter().any(|c| c[f])).count() as f64 / n as f64;
+            means[k] += support;
+            line += &format!(" {support:.2}");
+        }
+        clips += 1;
+        println!("{line}");
+    }
+    println!(
+        "frames with an ankle in contact over {clips} walks: detector {:.3}, one floor {:.3}, frame-counted rule and one floor {:.3}",
+        means[0] / clips as f64,
+        means[1] / clips as f64,
+        means[2] / clips as f64
     );
 }

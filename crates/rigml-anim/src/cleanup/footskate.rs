@@ -268,9 +268,9 @@ pub fn remove_footskate(
         let mut pins = Vec::new();
         for joint in std::iter::once(leg.ankle).chain(leg.toe) {
             let t = track(joint);
-            let flags = contacts::detect(&t, contacts::floor_level(&t), hip_height, frames.fps, &options.contacts);
+            let flags = contacts::detect(&t, hip_height, frames.fps, &options.contacts);
             let intervals = contacts::intervals(&flags);
-            let speed = contacts::horizontal_speed(&t, frames.fps);
+            let speed = options.contacts.speed(&t, frames.fps);
             let v_max = options.contacts.v_off * hip_height;
             pins.push(pin_track(&t, &speed, v_max, &intervals, blend));
             contact_list.push(FootContacts {

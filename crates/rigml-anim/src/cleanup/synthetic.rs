@@ -46,7 +46,7 @@ pub fn damage(
     let params = ContactParams::default();
     let flags: Vec<Vec<bool>> = feet
         .iter()
-        .map(|t| contacts::detect(t, contacts::floor_level(t), hip_height, frames.fps, &params))
+        .map(|t| contacts::detect(t, hip_height, frames.fps, &params))
         .collect();
     let mut rng = ChaCha8Rng::seed_from_u64(damage.seed);
     let sigma = damage.jitter_degrees.to_radians();

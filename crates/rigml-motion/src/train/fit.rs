@@ -3,7 +3,7 @@
 use super::{draw_kind, window, Draw, MotionLosses, MotionTrainConfig, Window};
 use crate::data::{statistics, Prepared};
 use crate::features::{CONTACTS, FEATURES};
-use crate::model::OUTPUTS;
+use crate::model::{KEY_FLOOR, OUTPUTS};
 use crate::net::MotionNet;
 use crate::{MotionError, MotionModel};
 use burn::module::Module;
@@ -126,13 +126,27 @@ pub fn train(
     device.seed(config.seed);
     let inputs = config.inputs;
     if let Some(m) = resume.filter(|m| super::Inputs::of(m) != inputs) {
-        let reads = |i: super::Inputs| if i.evidence { "reads" } else { "does not read" };
+        let reads = |i: super::Inputs| {
+            format!(
+                "{} the noise evidence and {} heights above the clip's floor",
+                if i.evidence { "reads" } else { "does not read" },
+                if i.floor { "reads" } else { "does not read" }
+            )
+        };
         return Err(MotionError::Train(format!(
-            "the model resumed {} the noise evidence and these settings' model {}: give the same input settings (--noise-evidence)",
+            "the model resumed {} where these settings' model {}: give the same input settings (--noise-evidence, --floor-relative)",
             reads(super::Inputs::of(m)),
             reads(inputs)
         )));
     }
+    let (levelled_train, levelled_val);
+    let (train, val) = if inputs.floor {
+        levelled_train = super::on_their_floors(train);
+        levelled_val = val.map(super::on_their_floors);
+        (levelled_train.as_slice(), levelled_val.as_deref())
+    } else {
+        (train, val)
+    };
     let (mean, std) = match resume {
         Some(m) => (m.mean.clone(), m.std.clone()),
         None => statistics(train, config.min_spread),
@@ -179,6 +193,9 @@ pub fn train(
     let file_at = |net: &MotionNet, step: usize| {
         let mut meta = metadata.clone();
         meta.insert(KEY_STEP.into(), step.to_string());
+        if inputs.floor {
+            meta.insert(KEY_FLOOR.into(), "1".into());
+        }
         net.valid().to_file(&mean, &std, &meta)
     };
     let mut history = History::default();
