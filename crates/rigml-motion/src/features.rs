@@ -141,8 +141,8 @@ pub const HEIGHTS: [usize; 9] = [4, 13, 28, 43, 58, 73, 88, 126, 127];
 /// The floor a clip's feet stand on, in hip heights above y = 0: over the frames marked `known`
 /// (all where `known` is short), the percentile of both ankles' heights (above their rest
 /// clearance) that `rigml clean`'s contact detector takes as a joint's floor
-/// ([`FLOOR_PERCENTILE`]); 0 for no frames. Capture puts the floor where it likes (the train
-/// clips' lie from 0.18 H below the ground the encoder assumes to 0.16 H above, several times
+/// ([`FLOOR_PERCENTILE`]); 0 for no frames. Capture puts the floor where it likes (all but two
+/// train clips' lie from 0.18 H below the ground the encoder assumes to 0.16 H above, several times
 /// the 0.05 H a contact is judged by); a model that reads heights above this floor need not
 /// guess it.
 pub fn floor_of(vectors: &[[f32; FEATURES]], known: &[bool]) -> f32 {
