@@ -30,6 +30,7 @@ folds=${FOLDS:-"cmu_07 cmu_01 cmu_131 cmu_11;cmu_05 cmu_03 cmu_10;cmu_13 cmu_09"
 [ -f "$data/manifest.tsv" ] || { echo "subject-cv: $data/manifest.tsv: no such file" >&2; exit 1; }
 mkdir -p "$out"
 IFS=';' read -r -a groups <<< "$folds"
+[ "${#groups[@]}" -ge 2 ] || { echo "subject-cv: FOLDS must name at least two folds of subjects, ';' between them" >&2; exit 1; }
 i=0
 for group in "${groups[@]}"; do
     i=$((i + 1))

@@ -91,9 +91,9 @@ pub fn decode_on_skeleton(
     }
 }
 
-/// The tracks of the left ankle, left toes, right ankle and right toes in the skeleton's
-/// canonical frame (none for a joint the map lacks).
-fn foot_tracks(source: &Source, frames: &Frames) -> [Option<Vec<Vec3>>; CONTACTS] {
+/// The tracks of the left ankle, left toes, right ankle and right toes of `frames` in the
+/// skeleton's canonical frame (none for a joint the map lacks): what [`foot_contacts`] reads.
+pub fn foot_tracks(source: &Source, frames: &Frames) -> [Option<Vec<Vec3>>; CONTACTS] {
     let facing_inv = source.info.facing.inverse();
     let slots = [Role::LeftFoot, Role::LeftToes, Role::RightFoot, Role::RightToes];
     let joints: Vec<Option<usize>> = slots.iter().map(|&r| source.info.map.joint(r)).collect();

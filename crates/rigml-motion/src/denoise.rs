@@ -157,15 +157,17 @@ pub fn denoise(
         frames: native,
     };
     let base: Vec<Vec<Transform>> = smoothed.poses.iter().map(|p| p.local.clone()).collect();
-    let poses = decode_on_skeleton(source, &rig, &base, options.remove_skate)?;
     let result = Frames {
         fps: frames.fps,
         times: frames.times.clone(),
-        poses: poses.iter().map(|local| Pose { local: local.clone() }).collect(),
+        poses: decode_on_skeleton(source, &rig, &base, options.remove_skate)?
+            .into_iter()
+            .map(|local| Pose { local })
+            .collect(),
     };
     Ok(Denoised {
         contacts: foot_contacts(source, &result),
-        poses,
+        poses: result.poses.into_iter().map(|p| p.local).collect(),
         rig,
     })
 }

@@ -608,7 +608,6 @@ fn contact_f1_per_clip() {
 #[ignore = "a measurement"]
 fn contact_support() {
     use rigml_anim::cleanup::contacts::{detect, ContactParams};
-    use rigml_anim::humanoid::Role;
     let now = ContactParams::default();
     let one_floor = ContactParams {
         floor_window: 0.0,
@@ -631,18 +630,9 @@ fn contact_support() {
             floor_window: 0.0,
             ..now
         };
-        let facing_inv = s.info.facing.inverse();
-        let tracks: Vec<Vec<Vec3>> = [Role::LeftFoot, Role::RightFoot]
-            .iter()
-            .filter_map(|r| s.info.map.joint(*r))
-            .map(|j| {
-                clean
-                    .poses
-                    .iter()
-                    .map(|p| facing_inv * s.skeleton.world_matrices(&p.local)[j].w_axis.truncate())
-                    .collect()
-            })
-            .collect();
+        // The ankles (slots 0 and 2: left and right).
+        let [left, _, right, _] = rigml_motion::data::foot_tracks(&s, &clean);
+        let tracks: Vec<Vec<Vec3>> = [left, right].into_iter().flatten().collect();
         let mut line = format!("{}:", row.id());
         for (k, params) in [now, one_floor, was].iter().enumerate() {
             let flags: Vec<Vec<bool>> = tracks

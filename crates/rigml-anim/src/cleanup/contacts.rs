@@ -3,9 +3,10 @@
 //! The thresholds are those of docs/METRICS.md §7 (height `< 0.05·H`, horizontal speed `< 0.5·H/s`)
 //! for entering contact, with looser ones for leaving it, so a foot that hovers around a
 //! threshold does not flicker. Two project choices differ from the metric:
-//! - the height is measured above the joint's own floor level (the 5th percentile of its height
-//!   over the clip) rather than above `y = 0`, because an ankle stands about 0.1·H above the
-//!   ground when the foot is flat and would otherwise never be in contact;
+//! - the height is measured above the joint's own floor (the 5th percentile of its height within
+//!   a second either side, [`floor_track`]) rather than above `y = 0`, because an ankle stands
+//!   about 0.1·H above the ground when the foot is flat and would otherwise never be in contact,
+//!   and capture floors are not always level;
 //! - the speed is the displacement over a fixed time ([`ContactParams::speed_span`], 1/15 s: the
 //!   central difference of a 30 fps clip), and short runs and gaps are judged in seconds, so one
 //!   motion gets the same contacts at any frame rate. A central difference over two frames of
@@ -175,8 +176,8 @@ pub fn floor_track(track: &[Vec3], fps: f32, half_window: f32) -> Vec<f32> {
     out
 }
 
-/// The track lowered by its [`floor_level`], so heights are measured from the joint's own floor
-/// (what [`detect`] thresholds): feeding these to the METRICS.md §7 functions gives the
+/// The track lowered by its [`floor_level`] (one floor for the whole clip), so heights are
+/// measured from the joint's own floor: feeding these to the METRICS.md §7 functions gives the
 /// floor-relative variant of foot skate that rigml reports beside the `y = 0` one.
 pub fn floor_relative(track: &[Vec3]) -> Vec<Vec3> {
     let floor = floor_level(track);
