@@ -654,3 +654,161 @@ fn contact_support() {
         means[2] / clips as f64
     );
 }
+
+/// How much an adaptive choice among Butterworth cutoffs could gain over one cutoff: per clip
+/// of val and every third train clip (at 60 fps or more), clean and at `rigml eval-motion`'s
+/// three damage levels, the joint error of `rigml clean`'s Butterworth (no step limits, skate
+/// removed) at several cutoffs and with none, and what choosing the best of them per clip, per
+/// second or per joint and second (from the truth: an upper bound) would score (prints). With
+/// `PARTS=1`, the heaviest level's four kinds of damage one at a time instead (jitter, spikes,
+/// dropped frames, sliding). docs/experiments/2026-12-07-what-heavy-damage-is-made-of.md.
+#[test]
+#[ignore = "a measurement"]
+fn filter_bank_oracle() {
+    use rigml_anim::cleanup::{clean, CleanOptions, Filter, FootskateOptions, Leg};
+    use rigml_anim::retarget::bake_clip;
+    use rigml_motion::data::NO_CUTS;
+    let cutoffs: [Option<f64>; 7] = [None, Some(12.0), Some(8.0), Some(6.0), Some(4.0), Some(3.0), Some(2.0)];
+    let rows: Vec<_> = common::rows_where("kind", "motion")
+        .into_iter()
+        .filter(|r| r.get("split") == "val" || r.get("split") == "train")
+        .collect();
+    let mut train_seen = 0;
+    let l3 = Noise::LEVELS[2];
+    let levels = match std::env::var("PARTS") {
+        Ok(_) => vec![
+            Noise {
+                spike_rate: 0.0,
+                drop_rate: 0.0,
+                slide: 0.0,
+                ..l3
+            },
+            Noise {
+                jitter_degrees: 0.0,
+                drop_rate: 0.0,
+                slide: 0.0,
+                ..l3
+            },
+            Noise {
+                jitter_degrees: 0.0,
+                spike_rate: 0.0,
+                slide: 0.0,
+                ..l3
+            },
+            Noise {
+                jitter_degrees: 0.0,
+                spike_rate: 0.0,
+                drop_rate: 0.0,
+                ..l3
+            },
+        ],
+        Err(_) => std::iter::once(Noise::default()).chain(Noise::LEVELS).collect(),
+    };
+    // [level][version] sums of errors, and the oracles.
+    let mut sums = vec![[0.0f64; 7]; levels.len()];
+    let mut oracle = vec![[0.0f64; 3]; levels.len()];
+    let mut clips = 0usize;
+    for row in rows {
+        if row.get("split") == "train" {
+            train_seen += 1;
+            if train_seen % 3 != 0 {
+                continue;
+            }
+        }
+        let Ok(s) = load_source(row.id()) else { continue };
+        let clean_frames = s.frames().unwrap();
+        if clean_frames.fps < 60.0 {
+            continue;
+        }
+        let truth: Vec<Vec<Transform>> = clean_frames.poses.iter().map(|p| p.local.clone()).collect();
+        let joints: Vec<usize> = s.info.map.roles().into_iter().map(|(_, j)| j).collect();
+        let leg = 0.5 * (s.info.chain_length(ChainKind::LeftLeg) + s.info.chain_length(ChainKind::RightLeg));
+        let world = |p: &[Vec<Transform>]| -> Vec<Vec<Vec3>> {
+            p.iter()
+                .map(|x| {
+                    let w = s.skeleton.world_matrices(x);
+                    joints.iter().map(|&j| w[j].w_axis.truncate()).collect()
+                })
+                .collect()
+        };
+        let tw = world(&truth);
+        let legs = Leg::from_humanoid(&s.info.map, &s.skeleton).unwrap();
+        let n = truth.len();
+        let sec = clean_frames.fps.round() as usize;
+        for (l, noise) in levels.iter().enumerate() {
+            let mut damaged = clean_frames.clone();
+            corrupt(
+                &s.skeleton,
+                &mut damaged.poses,
+                clean_frames.fps,
+                s.info.facing * Vec3::Y,
+                s.info.hip_height,
+                noise,
+                1,
+            );
+            let poses: Vec<Vec<Transform>> = damaged.poses.iter().map(|p| p.local.clone()).collect();
+            let times: Vec<f32> = damaged.times.iter().map(|t| t - damaged.times[0]).collect();
+            let clip = bake_clip(&s.skeleton, &times, &poses, row.id());
+            // [version][frame][joint] errors in leg lengths.
+            let errors: Vec<Vec<Vec<f32>>> = cutoffs
+                .iter()
+                .map(|c| {
+                    let options = CleanOptions {
+                        filter: c.map(|cutoff| Filter::Butterworth { cutoff, order: 2 }),
+                        footskate: Some(FootskateOptions::default()),
+                        limits: NO_CUTS,
+                    };
+                    let out = clean(&s.skeleton, &clip, &legs, s.info.hip_height, &options).unwrap();
+                    world(&out.frames.poses)
+                        .iter()
+                        .zip(&tw)
+                        .map(|(a, b)| a.iter().zip(b).map(|(x, y)| x.distance(*y) / leg).collect())
+                        .collect()
+                })
+                .collect();
+            let total = |v: usize, f: usize| errors[v][f].iter().sum::<f32>() as f64 / joints.len() as f64;
+            let means: Vec<f64> = (0..cutoffs.len())
+                .map(|v| (0..n).map(|f| total(v, f)).sum::<f64>() / n as f64)
+                .collect();
+            for (sum, mean) in sums[l].iter_mut().zip(&means) {
+                *sum += mean;
+            }
+            // Per clip.
+            oracle[l][0] += means.iter().copied().fold(f64::INFINITY, f64::min);
+            // Per second (whole body), and per second and joint.
+            let (mut body, mut joint) = (0.0f64, 0.0f64);
+            for start in (0..n).step_by(sec) {
+                let end = (start + sec).min(n);
+                body += (0..cutoffs.len())
+                    .map(|v| (start..end).map(|f| total(v, f)).sum::<f64>())
+                    .fold(f64::INFINITY, f64::min);
+                joint += (0..joints.len())
+                    .map(|j| {
+                        errors
+                            .iter()
+                            .map(|e| (start..end).map(|f| e[f][j] as f64).sum::<f64>())
+                            .fold(f64::INFINITY, f64::min)
+                    })
+                    .sum::<f64>()
+                    / joints.len() as f64;
+            }
+            oracle[l][1] += body / n as f64;
+            oracle[l][2] += joint / n as f64;
+        }
+        clips += 1;
+    }
+    for l in 0..levels.len() {
+        let m: Vec<String> = sums[l]
+            .iter()
+            .map(|x| format!("{:.3}", 100.0 * x / clips as f64))
+            .collect();
+        println!(
+            "{}: cutoffs none/12/8/6/4/3/2 Hz {} | best per clip {:.3}, per second {:.3}, per joint and second {:.3} (% leg, {clips} clips)",
+            levels[l].label(),
+            m.join(" "),
+            100.0 * oracle[l][0] / clips as f64,
+            100.0 * oracle[l][1] / clips as f64,
+            100.0 * oracle[l][2] / clips as f64
+        );
+    }
+}
