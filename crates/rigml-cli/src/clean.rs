@@ -38,11 +38,13 @@ one-euro: the adaptive 1€ filter (causal), --cutoff is its minimum cutoff (def
 Foot skate is removed by pinning each ankle/toe during its contacts (height < 0.05 H above the
 joint's floor within a second either side, speed over 1/15 s < 0.5 H/s, with hysteresis) and
 solving hip-knee-ankle IK.
---method learned (humanoids): the motion model (docs/model-card-motion.md) corrects the clip in
-IK-Rig space at 30 fps; its change is applied to the clip at the clip's rate, decoded back onto
-its own skeleton (joints outside the IK-Rig chains, such as fingers and twist bones, keep their
-input rotations), and foot skate is removed as above; the contacts reported are those found on
-the result, as after the filters. The filter flags do not apply to it.")]
+--method learned (humanoids): the motion model (docs/model-card-motion.md) reads the smoothed
+clip in IK-Rig space at 30 fps and says, per feature and moment, how much of what smoothing took
+away to give back (a model trained without --blend corrects the smoothed clip instead); the
+result at the clip's rate is decoded back onto its own skeleton (joints outside the IK-Rig
+chains, such as fingers and twist bones, keep their smoothed rotations), and foot skate is
+removed as above; the contacts reported are those found on the result, as after the filters.
+The filter flags do not apply to it.")]
 pub struct Args {
     /// The clip to clean: a BVH file, or any file with a skeleton and a clip (the first is cleaned).
     pub input: PathBuf,

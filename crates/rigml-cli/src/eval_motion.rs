@@ -49,7 +49,7 @@ pub struct Args {
     #[arg(long, default_value = "val", value_parser = ["train", "val", "test"])]
     pub split: String,
     /// A motion model file for both tasks instead of the built-in ones (the denoising model and
-    /// the in-between model).
+    /// the in-between model); a blending model (`train-motion --blend`) for cleaning only.
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
     /// Below this frequency (Hz) the cleaned root path follows the clip, above it the model.
@@ -414,9 +414,15 @@ fn inbetween_clip(
 pub fn run(args: &Args) -> Result<String> {
     // --model serves both tasks; by default each has its built-in model.
     let (denoiser, inbetweener, model_name) = match &args.model {
+        // A blending model only cleans: the in-betweens keep the built-in model.
         Some(path) => {
             let model = MotionModel::load(path)?;
-            (model.clone(), model, path.display().to_string())
+            if model.blend {
+                let name = format!("{} (denoising; built-in in-betweens)", path.display());
+                (model, MotionModel::built_in(Task::Inbetween)?, name)
+            } else {
+                (model.clone(), model, path.display().to_string())
+            }
         }
         None => (
             MotionModel::built_in(Task::Denoise)?,

@@ -24,6 +24,7 @@ Examples:
   rigml train-motion --split train --val val -o motion.safetensors
   rigml train-motion --split train --val val --infill 0 -o denoise.safetensors   (cleaning only)
   rigml train-motion --split train --val val --infill 0 --noise-evidence --steps 1500 -o denoise.safetensors
+  rigml train-motion --split train --val val --infill 0 --noise-evidence --blend -o blend.safetensors
   rigml train-motion --split train --steps 200 -o quick.safetensors --force
   rigml train-motion --split train --val val -o motion.safetensors --resume motion.safetensors.ckpt
 Every humanoid clip of the split is encoded in IK-Rig space at 30 fps, with --copies damaged
@@ -95,8 +96,14 @@ pub struct Args {
     /// the encoder assumes.
     #[arg(long)]
     pub floor_relative: bool,
+    /// A blending model (cleaning only; with --noise-evidence and --infill 0): instead of
+    /// correcting the prefiltered frames, the network says per feature and moment how much of
+    /// what the prefilter took away to give back, and learns it from the error at the clip's
+    /// own rate. It can only choose between the raw clip and the smoothed one.
+    #[arg(long)]
+    pub blend: bool,
     /// Continue from a checkpoint or model (its weights, normalisation and step count; the same
-    /// --noise-evidence and --floor-relative).
+    /// --noise-evidence, --floor-relative and --blend).
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
     /// Replace OUTPUT (and its curves PNG) if they exist.
@@ -155,6 +162,7 @@ fn config(args: &Args) -> MotionTrainConfig {
         inputs: Inputs {
             evidence: args.noise_evidence,
             floor: args.floor_relative,
+            blend: args.blend,
         },
     }
 }
@@ -181,7 +189,8 @@ pub fn run(args: &Args) -> Result<String> {
         bail!("the {} split holds no humanoid motion clip", args.split);
     }
     let mirror = !args.no_mirror;
-    let mut train = rigml_motion::data::prepare(&sources, usize::from(args.copies), args.seed, mirror)?;
+    let mut train =
+        rigml_motion::data::prepare_with(&sources, usize::from(args.copies), args.seed, mirror, args.blend)?;
     // A clip whose encoding is not finite everywhere (a degenerate chain, a zero-length bone)
     // would make the loss NaN: it is left out and reported.
     train.retain(|p| {
@@ -195,7 +204,13 @@ pub fn run(args: &Args) -> Result<String> {
     let val = match &args.val {
         Some(split) => {
             let (v, _) = load_split(&dataset, split)?;
-            Some(rigml_motion::data::prepare(&v, 2, args.seed ^ 0x7a1, false)?)
+            Some(rigml_motion::data::prepare_with(
+                &v,
+                2,
+                args.seed ^ 0x7a1,
+                false,
+                args.blend,
+            )?)
         }
         None => None,
     };

@@ -3,7 +3,7 @@
 //! encoded the same way, and the left-right mirror of both.
 
 use crate::evidence::noise_evidence;
-use crate::features::{mirror, to_model_rate, to_vectors, CONTACTS, FEATURES};
+use crate::features::{mirror, model_frame_window, to_model_rate, to_vectors, CONTACTS, FEATURES};
 use crate::noise::{corrupt, Noise};
 use crate::MotionError;
 use glam::Vec3;
@@ -166,7 +166,8 @@ pub const PREFILTER_CUTOFF: f64 = 6.0;
 /// What the model reads is first smoothed: every joint's rotation and translation track through
 /// a zero-phase Butterworth (order 2, [`PREFILTER_CUTOFF`], no step limits), so that the model
 /// corrects the filter's result (what smoothing left or smeared: spikes, dropped frames, sliding
-/// feet) and finds contacts, rather than averaging white noise itself. A clip slower than
+/// feet) and finds contacts, rather than averaging white noise itself; a blending model
+/// ([`crate::MotionModel::blend`]) says how much of the smoothing to undo. A clip slower than
 /// 2.2 × the cutoff is returned as it is.
 pub fn prefilter(source: &Source, frames: &Frames) -> Result<Frames, MotionError> {
     if f64::from(frames.fps) < 2.2 * PREFILTER_CUTOFF || frames.poses.len() < 4 {
@@ -201,13 +202,22 @@ pub struct Prepared {
     /// The noise evidence of each damaged copy ([`noise_evidence`]: what the prefilter took
     /// away, per model frame and feature).
     pub evidence: Vec<Vec<[f32; FEATURES]>>,
+    /// For a blending model only ([`prepare_with`]; else empty): per damaged copy, model frame
+    /// and feature, what keeping a share of the prefilter's residual costs ([`blend_terms`]).
+    pub blend: Vec<Vec<[f32; 3 * FEATURES]>>,
 }
 
 impl Prepared {
     /// Whether every number of it (clean and damaged vectors, noise evidence) is finite.
     pub fn is_finite(&self) -> bool {
         let all = |frames: &[[f32; FEATURES]]| frames.iter().all(|v| v.iter().all(|x| x.is_finite()));
-        all(&self.clean) && self.noisy.iter().all(|n| all(n)) && self.evidence.iter().all(|e| all(e))
+        all(&self.clean)
+            && self.noisy.iter().all(|n| all(n))
+            && self.evidence.iter().all(|e| all(e))
+            && self
+                .blend
+                .iter()
+                .all(|b| b.iter().all(|v| v.iter().all(|x| x.is_finite())))
     }
 
     pub fn len(&self) -> usize {
@@ -223,6 +233,18 @@ impl Prepared {
 /// the clip's index; each copy then [`prefilter`]ed, as the model's input always is, and its
 /// noise evidence kept), plus the mirror of every clip and copy when `mirrored`.
 pub fn prepare(sources: &[Source], variants: usize, seed: u64, mirrored: bool) -> Result<Vec<Prepared>, MotionError> {
+    prepare_with(sources, variants, seed, mirrored, false)
+}
+
+/// [`prepare`], with each damaged copy's [`Prepared::blend`] terms when `blend` (for a blending
+/// model, [`crate::MotionModel::blend`]).
+pub fn prepare_with(
+    sources: &[Source],
+    variants: usize,
+    seed: u64,
+    mirrored: bool,
+    blend: bool,
+) -> Result<Vec<Prepared>, MotionError> {
     let per_clip: Vec<Vec<Prepared>> = sources
         .par_iter()
         .enumerate()
@@ -232,15 +254,68 @@ pub fn prepare(sources: &[Source], variants: usize, seed: u64, mirrored: bool) -
                 variants,
                 seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
                 mirrored,
+                blend,
             )
         })
         .collect::<Result<_, _>>()?;
     Ok(per_clip.into_iter().flatten().collect())
 }
 
-fn prepare_one(source: &Source, variants: usize, seed: u64, mirrored: bool) -> Result<Vec<Prepared>, MotionError> {
+/// Per model frame (`count` of them) and feature `k`, the two numbers that give the error of
+/// keeping a share `β` of the prefilter's residual at the clip's rate: over the clip frames that
+/// make the model frame ([`model_frame_window`]), with `r = raw − filtered` and
+/// `e = filtered − clean`, `A = mean r²` (slot `k`), `B = mean r·e` (slot `FEATURES + k`) and
+/// `C = mean e²` (slot `2 · FEATURES + k`), so that `mean (filtered + β r − clean)² = A β² + 2 B β + C`. A blending model is trained
+/// on these at the clip's rate although it runs at [`crate::features::MODEL_FPS`]: what the
+/// prefilter removed above the model's rate (most of white jitter) counts.
+pub fn blend_terms(
+    raw: &[RigFrame],
+    filtered: &[RigFrame],
+    clean: &[RigFrame],
+    fps: f32,
+    count: usize,
+) -> Vec<[f32; 3 * FEATURES]> {
+    let n = raw.len().min(filtered.len()).min(clean.len());
+    if n == 0 {
+        return vec![[0.0; 3 * FEATURES]; count];
+    }
+    let (r, f, c) = (
+        to_vectors(&raw[..n]),
+        to_vectors(&filtered[..n]),
+        to_vectors(&clean[..n]),
+    );
+    (0..count)
+        .map(|i| {
+            let window = model_frame_window(i, n, fps);
+            let m = window.len() as f32;
+            let mut out = [0.0f32; 3 * FEATURES];
+            for t in window {
+                for k in 0..FEATURES {
+                    let (rk, ek) = (r[t][k] - f[t][k], f[t][k] - c[t][k]);
+                    out[k] += rk * rk / m;
+                    out[FEATURES + k] += rk * ek / m;
+                    out[2 * FEATURES + k] += ek * ek / m;
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+fn prepare_one(
+    source: &Source,
+    variants: usize,
+    seed: u64,
+    mirrored: bool,
+    blend: bool,
+) -> Result<Vec<Prepared>, MotionError> {
     let frames = source.frames()?;
     let clean = model_frames(source, &frames);
+    let clean_native = if blend {
+        encode(&source.skeleton, &source.info, &frames, &source.name).frames
+    } else {
+        Vec::new()
+    };
     let up = source.info.facing * Vec3::Y;
     let h = source.info.hip_height;
     let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);
@@ -278,7 +353,8 @@ fn prepare_one(source: &Source, variants: usize, seed: u64, mirrored: bool) -> R
         })
         .collect::<Result<_, MotionError>>()?;
     let fps = frames.fps;
-    let make = |name: String, clean: &[RigFrame], damaged: &[(Vec<RigFrame>, Vec<RigFrame>, Vec<RigFrame>)]| Prepared {
+    type Copy = (Vec<RigFrame>, Vec<RigFrame>, Vec<RigFrame>);
+    let make = |name: String, clean: &[RigFrame], clean_native: &[RigFrame], damaged: &[Copy]| Prepared {
         name,
         clean: to_vectors(clean),
         contacts: clean.iter().map(|f| f.contacts).collect(),
@@ -287,12 +363,25 @@ fn prepare_one(source: &Source, variants: usize, seed: u64, mirrored: bool) -> R
             .iter()
             .map(|d| noise_evidence(&d.1, &d.2, fps, clean.len()))
             .collect(),
+        blend: if blend {
+            damaged
+                .iter()
+                .map(|d| blend_terms(&d.1, &d.2, clean_native, fps, clean.len()))
+                .collect()
+        } else {
+            Vec::new()
+        },
     };
-    let mut out = vec![make(source.name.clone(), &clean, &damaged)];
+    let mut out = vec![make(source.name.clone(), &clean, &clean_native, &damaged)];
     if mirrored {
         let m = |frames: &[RigFrame]| frames.iter().map(mirror).collect::<Vec<_>>();
         let damaged_m: Vec<_> = damaged.iter().map(|d| (m(&d.0), m(&d.1), m(&d.2))).collect();
-        out.push(make(format!("{} (mirrored)", source.name), &m(&clean), &damaged_m));
+        out.push(make(
+            format!("{} (mirrored)", source.name),
+            &m(&clean),
+            &m(&clean_native),
+            &damaged_m,
+        ));
     }
     Ok(out)
 }
@@ -326,4 +415,43 @@ pub fn statistics(data: &[Prepared], min_spread: f32) -> (Vec<f32>, Vec<f32>) {
         .map(|(q, s)| ((q / n - (s / n) * (s / n)).max(0.0).sqrt() as f32).max(min_spread))
         .collect();
     (mean, std)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::tests::frame;
+
+    /// `A β² + 2 B β + C` is the mean squared error of keeping a share β of the residual, over
+    /// the clip frames that make each model frame.
+    #[test]
+    fn blend_terms_give_the_error_of_any_share() {
+        let clean: Vec<RigFrame> = (0..40).map(|i| frame(0.05 * i as f32)).collect();
+        let filtered: Vec<RigFrame> = (0..40).map(|i| frame(0.05 * i as f32 + 0.01)).collect();
+        let raw: Vec<RigFrame> = (0..40)
+            .map(|i| frame(0.05 * i as f32 + if i % 2 == 0 { 0.03 } else { -0.02 }))
+            .collect();
+        let fps = 120.0;
+        let count = 10;
+        let terms = blend_terms(&raw, &filtered, &clean, fps, count);
+        let (r, f, c) = (to_vectors(&raw), to_vectors(&filtered), to_vectors(&clean));
+        for (i, t) in terms.iter().enumerate() {
+            let window = model_frame_window(i, 40, fps);
+            for k in [4, 20, 100] {
+                for beta in [0.0f32, 0.3, 1.0] {
+                    let direct = window
+                        .clone()
+                        .map(|x| (f[x][k] + beta * (r[x][k] - f[x][k]) - c[x][k]).powi(2))
+                        .sum::<f32>()
+                        / window.len() as f32;
+                    let from_terms = t[k] * beta * beta + 2.0 * t[FEATURES + k] * beta + t[2 * FEATURES + k];
+                    assert!(
+                        (direct - from_terms).abs() < 1e-5 * (1.0 + direct),
+                        "frame {i} feature {k}: {direct} vs {from_terms}"
+                    );
+                }
+            }
+        }
+        assert_eq!(blend_terms(&[], &[], &[], fps, 3), vec![[0.0; 3 * FEATURES]; 3]);
+    }
 }

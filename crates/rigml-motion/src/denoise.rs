@@ -6,7 +6,12 @@
 //! `rigml clean` does ([`crate::data::decode_on_skeleton`]), and report the contacts the
 //! detector finds on the result ([`crate::data::foot_contacts`]).
 //!
-//! The model's root motion is a velocity; integrated over a long clip its small errors would
+//! A blending model ([`MotionModel::blend`], the built-in denoising model) does not correct
+//! the frames: it says per feature and moment how much of what the prefilter took away to give
+//! back, and the clip's raw and prefiltered IK-Rig frames are blended at the clip's own rate by
+//! those shares ([`give_back`]).
+//!
+//! A correcting model's root motion is a velocity; integrated over a long clip its small errors would
 //! add up. So the root path (ground position and heading) keeps the clip's own slow movement
 //! (below [`DenoiseOptions::root_cutoff`]) and takes only the faster part from the model: a
 //! complementary filter.
@@ -14,7 +19,7 @@
 use crate::data::{decode_on_skeleton, foot_contacts, prefilter, Source};
 use crate::evidence::noise_evidence;
 use crate::features::{
-    apply_at_rate, from_vectors, interpolate, to_model_rate, to_vectors, CONTACTS, FEATURES, MODEL_FPS,
+    apply_at_rate, from_vector, from_vectors, interpolate, to_model_rate, to_vectors, CONTACTS, FEATURES, MODEL_FPS,
 };
 use crate::model::MotionModel;
 use crate::MotionError;
@@ -123,6 +128,38 @@ pub fn correct(
     out
 }
 
+/// A blending model's result at the clip's rate: `filtered + β (raw − filtered)` per feature,
+/// `β` (`keep`, per model frame) interpolated to each clip frame's time. The root is blended
+/// where it is, not through its velocity: ground position by the mean share of the two
+/// velocity features, heading by the turn's share along the shorter way (integrating blended
+/// velocities turned a capture's frame-to-frame heading flips into drift).
+pub fn give_back(filtered: &[RigFrame], raw: &[RigFrame], keep: &[[f32; FEATURES]], fps: f32) -> Vec<RigFrame> {
+    let n = filtered.len().min(raw.len());
+    if n == 0 || keep.is_empty() {
+        return filtered.to_vec();
+    }
+    let (f, r) = (to_vectors(&filtered[..n]), to_vectors(&raw[..n]));
+    let last = keep.len() - 1;
+    (0..n)
+        .map(|t| {
+            let x = t as f32 * MODEL_FPS / fps;
+            let i = (x.floor() as usize).min(last);
+            let j = (i + 1).min(last);
+            let a = (x - i as f32).clamp(0.0, 1.0);
+            let beta = |k: usize| keep[i][k] + (keep[j][k] - keep[i][k]) * a;
+            let v: [f32; FEATURES] = std::array::from_fn(|k| f[t][k] + beta(k) * (r[t][k] - f[t][k]));
+            let mut frame = from_vector(None, &v, filtered[t].contacts);
+            let (fo, ro) = (&filtered[t], &raw[t]);
+            frame.origin = fo.origin + (ro.origin - fo.origin) * (0.5 * (beta(0) + beta(1)));
+            let (yf, yr) = (fo.forward.x.atan2(fo.forward.y), ro.forward.x.atan2(ro.forward.y));
+            let turn = (yr - yf + std::f32::consts::PI).rem_euclid(std::f32::consts::TAU) - std::f32::consts::PI;
+            let yaw = yf + beta(2) * turn;
+            frame.forward = Vec2::new(yaw.sin(), yaw.cos());
+            frame
+        })
+        .collect()
+}
+
 /// Denoise `frames` (a clip of `source`'s skeleton at its own rate) with `model`.
 pub fn denoise(
     model: &MotionModel,
@@ -140,15 +177,26 @@ pub fn denoise(
     let smoothed = prefilter(source, frames)?;
     let encoded = encode(&source.skeleton, &source.info, &smoothed, &source.name).frames;
     let low = to_model_rate(&encoded, frames.fps);
-    let evidence = model.evidence.then(|| {
-        let raw = encode(&source.skeleton, &source.info, frames, &source.name).frames;
-        noise_evidence(&raw, &encoded, frames.fps, low.len())
-    });
-    let corrected = correct(model, &low, evidence.as_deref(), options);
-    let native = if options.at_clip_rate && low.len() < n {
-        apply_at_rate(&encoded, &low, &corrected, frames.fps)
-    } else {
-        interpolate(&corrected, MODEL_FPS, frames.fps, n)
+    let raw = model
+        .evidence
+        .then(|| encode(&source.skeleton, &source.info, frames, &source.name).frames);
+    let evidence = raw
+        .as_ref()
+        .map(|raw| noise_evidence(raw, &encoded, frames.fps, low.len()));
+    let kept = evidence
+        .as_ref()
+        .and_then(|e| model.keep(&to_vectors(&low), e))
+        .zip(raw.as_ref());
+    let native = match kept {
+        Some((keep, raw)) => give_back(&encoded, raw, &keep, frames.fps),
+        None => {
+            let corrected = correct(model, &low, evidence.as_deref(), options);
+            if options.at_clip_rate && low.len() < n {
+                apply_at_rate(&encoded, &low, &corrected, frames.fps)
+            } else {
+                interpolate(&corrected, MODEL_FPS, frames.fps, n)
+            }
+        }
     };
     let rig = RigClip {
         name: source.name.clone(),
@@ -170,4 +218,50 @@ pub fn denoise(
         poses: result.poses.into_iter().map(|p| p.local).collect(),
         rig,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::tests::frame;
+
+    fn close(a: &RigFrame, b: &RigFrame) -> bool {
+        let (va, vb) = (to_vectors(std::slice::from_ref(a)), to_vectors(std::slice::from_ref(b)));
+        va[0][3..].iter().zip(&vb[0][3..]).all(|(x, y)| (x - y).abs() < 1e-4)
+            && a.origin.distance(b.origin) < 1e-4
+            && a.forward.distance(b.forward) < 1e-4
+    }
+
+    /// Keeping none of the residual gives the filtered clip, all of it the raw one, frame for
+    /// frame; half of it lies between, also for the root, whose heading is blended the short
+    /// way round even where the two headings lie on either side of ±180°.
+    #[test]
+    fn giving_back_none_all_or_half_of_the_residual() {
+        let filtered: Vec<RigFrame> = (0..40).map(|i| frame(0.05 * i as f32)).collect();
+        let mut raw: Vec<RigFrame> = (0..40)
+            .map(|i| frame(0.05 * i as f32 + if i % 2 == 0 { 0.04 } else { -0.03 }))
+            .collect();
+        let fps = 120.0;
+        let count = 10;
+        let none = give_back(&filtered, &raw, &vec![[0.0; FEATURES]; count], fps);
+        let all = give_back(&filtered, &raw, &vec![[1.0; FEATURES]; count], fps);
+        for t in 0..40 {
+            assert!(close(&none[t], &filtered[t]), "frame {t} (none)");
+            assert!(close(&all[t], &raw[t]), "frame {t} (all)");
+        }
+        // Headings at +179° and −179°: half way is ±180°, not 0°.
+        let a = 179f32.to_radians();
+        let mut f2 = filtered.clone();
+        f2[5].forward = Vec2::new(a.sin(), a.cos());
+        raw[5].forward = Vec2::new((-a).sin(), (-a).cos());
+        let half = give_back(&f2, &raw, &vec![[0.5; FEATURES]; count], fps);
+        assert!(
+            (half[5].forward - Vec2::new(0.0, -1.0)).length() < 1e-3,
+            "{:?}",
+            half[5].forward
+        );
+        let mid = 0.5 * (f2[7].origin + raw[7].origin);
+        assert!(half[7].origin.distance(mid) < 1e-5);
+        assert_eq!(give_back(&filtered, &raw, &[], fps), filtered);
+    }
 }

@@ -423,10 +423,11 @@ pub fn to_model_rate(frames: &[RigFrame], fps: f32) -> Vec<RigFrame> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn frame(seed: f32) -> RigFrame {
+    /// A frame whose every feature depends on `seed` (for tests here and in other modules).
+    pub(crate) fn frame(seed: f32) -> RigFrame {
         let q = |a: f32| Quat::from_euler(glam::EulerRot::YXZ, a, 0.3 * a, -0.2 * a);
         let mut chains = [ChainGoal::NEUTRAL; 6];
         for (k, g) in chains.iter_mut().enumerate() {

@@ -84,6 +84,12 @@ pub fn inbetween(
     frames: &Frames,
     keys: &[usize],
 ) -> Result<Inbetweens, MotionError> {
+    if model.blend {
+        return Err(MotionError::Model {
+            origin: "the model given".into(),
+            problem: "is a blending model (trained with --blend): it cleans clips and cannot fill in-betweens".into(),
+        });
+    }
     inbetween_with(source, frames, keys, &|vectors, known| {
         model.predict(vectors, known, None)
     })

@@ -367,6 +367,7 @@ mod tests {
             clean,
             noisy: Vec::new(),
             evidence: Vec::new(),
+            blend: Vec::new(),
         }
     }
 

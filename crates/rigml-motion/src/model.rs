@@ -21,12 +21,18 @@ use std::collections::HashMap;
 
 /// Version of the frame vector and layout a model file was made for.
 pub const MOTION_VERSION: u32 = 1;
+/// Version of a blending model's file ([`MotionModel::blend`]): the same tensors, but its
+/// first outputs mean something else, so a build that reads only version 1 refuses it rather
+/// than taking its shares for corrections.
+pub const BLEND_VERSION: u32 = 2;
 
 /// Metadata keys.
 pub const KEY_VERSION: &str = "rigml.motion.version";
 pub const KEY_DILATIONS: &str = "rigml.motion.dilations";
 /// `"1"` for a model that reads heights above the clip's own floor ([`MotionModel::floor`]).
 pub const KEY_FLOOR: &str = "rigml.motion.floor";
+/// `"1"` for a blending model ([`MotionModel::blend`]).
+pub const KEY_BLEND: &str = "rigml.motion.blend";
 
 /// Input channels: the vector and the key mask.
 pub const INPUTS: usize = FEATURES + 1;
@@ -119,6 +125,11 @@ pub struct MotionModel {
     /// The model reads heights above the clip's own floor: [`MotionModel::predict`] lowers the
     /// clip by [`floor_of`] its given frames before the network and lifts the result back.
     pub floor: bool,
+    /// A blending model: its first [`FEATURES`] outputs are not a correction but, through a
+    /// logistic, the share of what the prefilter took away from each feature to give back at
+    /// the clip's rate ([`MotionModel::keep`], [`crate::denoise`]). It cannot invent motion, only
+    /// choose, per feature and moment, between the raw clip and the prefiltered one.
+    pub blend: bool,
 }
 
 /// What the model says about a run of frames.
@@ -175,9 +186,11 @@ impl MotionModel {
             problem,
         };
         let version = file.metadata.get(KEY_VERSION).map(String::as_str);
-        if version != Some(MOTION_VERSION.to_string().as_str()) {
+        let blend = file.metadata.get(KEY_BLEND).is_some_and(|v| v == "1");
+        let expected = if blend { BLEND_VERSION } else { MOTION_VERSION };
+        if version != Some(expected.to_string().as_str()) {
             return Err(bad(format!(
-                "made for motion model version {}, this build reads {MOTION_VERSION}",
+                "made for motion model version {}, this build reads {MOTION_VERSION} (and {BLEND_VERSION} for a blending model, metadata {KEY_BLEND} = 1)",
                 version.unwrap_or("(none: not a motion model)")
             )));
         }
@@ -219,6 +232,11 @@ impl MotionModel {
             .and_then(|(s, _)| s.get(1).copied())
             .filter(|&i| i == INPUTS || i == EVIDENCE_INPUTS)
             .ok_or_else(|| bad(format!("in.weight must read {INPUTS} or {EVIDENCE_INPUTS} channels")))?;
+        if blend && inputs != EVIDENCE_INPUTS {
+            return Err(bad(format!(
+                "a blending model must read the noise evidence ({EVIDENCE_INPUTS} channels)"
+            )));
+        }
         let std = tensor("norm.std", &[FEATURES])?;
         if std.iter().any(|s| *s <= 0.0) {
             return Err(bad("norm.std holds a spread that is not positive".into()));
@@ -241,6 +259,7 @@ impl MotionModel {
             metadata: file.metadata.clone(),
             evidence: inputs == EVIDENCE_INPUTS,
             floor: file.metadata.get(KEY_FLOOR).is_some_and(|v| v == "1"),
+            blend,
         })
     }
 
@@ -313,15 +332,13 @@ impl MotionModel {
                 contacts: Vec::new(),
             };
         }
-        let floor = if self.floor { floor_of(vectors, known) } else { 0.0 };
-        let x = if floor != 0.0 {
-            let mut lowered = vectors.to_vec();
-            lower(&mut lowered, floor);
-            self.input(&lowered, known, evidence)
-        } else {
-            self.input(vectors, known, evidence)
-        };
-        let y = self.forward(&x, t);
+        let (x, y, floor) = self.run(vectors, known, evidence);
+        if self.blend {
+            return Prediction {
+                vectors: vectors.to_vec(),
+                contacts: contacts_of(&y, t),
+            };
+        }
         let mut vectors: Vec<[f32; FEATURES]> = (0..t)
             .map(|f| {
                 let mut v = [0.0f32; FEATURES];
@@ -334,11 +351,54 @@ impl MotionModel {
         if floor != 0.0 {
             lower(&mut vectors, -floor);
         }
-        let contacts = (0..t)
-            .map(|f| std::array::from_fn(|c| 1.0 / (1.0 + (-y[(FEATURES + c) * t + f]).exp())))
-            .collect();
-        Prediction { vectors, contacts }
+        Prediction {
+            vectors,
+            contacts: contacts_of(&y, t),
+        }
     }
+
+    /// The network's input and raw output for `vectors`, and the floor they were lowered by.
+    fn run(
+        &self,
+        vectors: &[[f32; FEATURES]],
+        known: &[bool],
+        evidence: Option<&[[f32; FEATURES]]>,
+    ) -> (Vec<f32>, Vec<f32>, f32) {
+        let t = vectors.len();
+        let floor = if self.floor { floor_of(vectors, known) } else { 0.0 };
+        let x = if floor != 0.0 {
+            let mut lowered = vectors.to_vec();
+            lower(&mut lowered, floor);
+            self.input(&lowered, known, evidence)
+        } else {
+            self.input(vectors, known, evidence)
+        };
+        let y = self.forward(&x, t);
+        (x, y, floor)
+    }
+
+    /// A blending model's share (0..1) of the prefilter's residual to give back, per frame and
+    /// feature, for prefiltered `vectors` (frames at [`MODEL_FPS`]) and their noise `evidence`
+    /// (`None` for any other model).
+    pub fn keep(&self, vectors: &[[f32; FEATURES]], evidence: &[[f32; FEATURES]]) -> Option<Vec<[f32; FEATURES]>> {
+        if !self.blend {
+            return None;
+        }
+        let t = vectors.len();
+        let (_, y, _) = self.run(vectors, &vec![true; t], Some(evidence));
+        Some(
+            (0..t)
+                .map(|f| std::array::from_fn(|k| 1.0 / (1.0 + (-y[k * t + f]).exp())))
+                .collect(),
+        )
+    }
+}
+
+/// Contact probabilities from a raw output `[OUTPUTS, t]`.
+fn contacts_of(y: &[f32], t: usize) -> Vec<[f32; CONTACTS]> {
+    (0..t)
+        .map(|f| std::array::from_fn(|c| 1.0 / (1.0 + (-y[(FEATURES + c) * t + f]).exp())))
+        .collect()
 }
 
 /// `"1,2,4"` → `[1, 2, 4]` (at least one; each 1..=64).
@@ -438,8 +498,16 @@ mod tests {
             .collect();
         let known = vec![true; vectors.len()];
         let low = m.predict(&vectors, &known, None);
+        let evidence = vec![[0.01f32; FEATURES]; vectors.len()];
+        let low_shares = m.keep(&vectors, &evidence);
         crate::features::lower(&mut vectors, -0.1);
         let high = m.predict(&vectors, &known, None);
+        // A blending model's shares of the residual do not depend on where the floor is.
+        if let (Some(a), Some(b)) = (low_shares, m.keep(&vectors, &evidence)) {
+            for (x, y) in a.iter().flatten().zip(b.iter().flatten()) {
+                assert!((x - y).abs() < 1e-5, "share {x} then {y}");
+            }
+        }
         for (a, b) in low.vectors.iter().zip(&high.vectors) {
             for k in 0..FEATURES {
                 let lift = if crate::features::HEIGHTS.contains(&k) {
@@ -469,6 +537,16 @@ mod tests {
         };
         let e = MotionModel::from_file(&file, "y").unwrap_err().to_string();
         assert!(e.contains("in.weight"), "{e}");
+        // The built-in denoising model blends (version 2): as version 1 it is refused, as is a
+        // version-2 file that does not say it blends.
+        let mut file = ModelFile::read(DENOISE_MODEL, "built-in").unwrap();
+        assert!(MotionModel::from_file(&file, "built-in").unwrap().blend);
+        file.metadata.insert(KEY_VERSION.into(), MOTION_VERSION.to_string());
+        let e = MotionModel::from_file(&file, "old").unwrap_err().to_string();
+        assert!(e.contains("version 1") && e.contains(KEY_BLEND), "{e}");
+        file.metadata.insert(KEY_VERSION.into(), BLEND_VERSION.to_string());
+        file.metadata.remove(KEY_BLEND);
+        assert!(MotionModel::from_file(&file, "unsaid").is_err());
         assert_eq!(parse_dilations("1, 2,4"), Some(vec![1, 2, 4]));
         assert_eq!(parse_dilations("0"), None);
         assert_eq!(parse_dilations(""), None);

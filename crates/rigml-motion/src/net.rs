@@ -2,7 +2,7 @@
 //! [`crate::model`] as burn modules, and its conversion to and from a model file. Inference does
 //! not use it ([`crate::model::MotionModel::forward`]).
 
-use crate::model::{base_metadata, MotionModel, OUTPUTS};
+use crate::model::{base_metadata, MotionModel, BLEND_VERSION, KEY_BLEND, KEY_VERSION, OUTPUTS};
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::activation::relu;
@@ -174,6 +174,9 @@ impl MotionNet {
         let mut meta = base_metadata(&dilations);
         for (k, v) in metadata {
             meta.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        if meta.get(KEY_BLEND).is_some_and(|v| v == "1") {
+            meta.insert(KEY_VERSION.into(), BLEND_VERSION.to_string());
         }
         ModelFile {
             weights,

@@ -53,6 +53,10 @@ pub struct Inputs {
     /// Heights above each clip's own floor ([`crate::MotionModel::floor`]): every training clip
     /// is lowered by [`floor_of`] its clean frames, as inference lowers a clip by its own.
     pub floor: bool,
+    /// A blending model ([`crate::MotionModel::blend`]; needs the evidence and denoising
+    /// windows only): its first [`FEATURES`] outputs say how much of the prefilter's residual
+    /// to keep, trained on [`crate::data::Prepared::blend`].
+    pub blend: bool,
 }
 
 impl Inputs {
@@ -70,6 +74,7 @@ impl Inputs {
         Inputs {
             evidence: model.evidence,
             floor: model.floor,
+            blend: model.blend,
         }
     }
 }
@@ -116,6 +121,12 @@ impl MotionTrainConfig {
         if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
             return bad(format!("learning rate must be positive, got {}", self.learning_rate));
         }
+        if self.inputs.blend && !(self.inputs.evidence && self.infill == 0.0) {
+            return bad(
+                "a blending model reads the noise evidence and learns denoising only (--noise-evidence, --infill 0)"
+                    .into(),
+            );
+        }
         if !((0.0..=1.0).contains(&self.infill) && self.contact_weight >= 0.0 && self.contact_weight.is_finite()) {
             return bad(format!(
                 "in-fill share must lie in [0, 1] and the contact weight be ≥ 0, got {} and {}",
@@ -137,12 +148,15 @@ pub struct MotionLosses {
 }
 
 /// One window of one clip, as arrays: input `[W, channels]` ([`Inputs::channels`]), target
-/// `[W, FEATURES]`, contacts `[W, CONTACTS]` (frame-major, as the burn network reads them).
+/// `[W, FEATURES]`, contacts `[W, CONTACTS]` (frame-major, as the burn network reads them), and
+/// for a blending model the blend terms `[W, 3 · FEATURES]` in normalised units (zero for
+/// clean frames, which have no residual).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Window {
     pub input: Vec<f32>,
     pub target: Vec<f32>,
     pub contacts: Vec<f32>,
+    pub blend: Vec<f32>,
 }
 
 /// Where windows are drawn from: clips at least one window long, each start equally likely.
@@ -246,6 +260,11 @@ pub fn window(
     let mut input = vec![0.0f32; channels * w];
     let mut target = vec![0.0f32; FEATURES * w];
     let mut contacts = vec![0.0f32; CONTACTS * w];
+    let mut blend = if inputs.blend {
+        vec![0.0f32; 3 * FEATURES * w]
+    } else {
+        Vec::new()
+    };
     for f in 0..w {
         for k in 0..FEATURES {
             target[f * FEATURES + k] = norm(&clean[f], k);
@@ -260,6 +279,14 @@ pub fn window(
                 .and_then(|v| p.noisy.get(v))
                 .map_or(clean, |n| &n[start..start + w]);
             let evidence = variant.and_then(|v| p.evidence.get(v)).filter(|_| inputs.evidence);
+            if let Some(terms) = variant.and_then(|v| p.blend.get(v)).filter(|_| inputs.blend) {
+                for f in 0..w {
+                    for k in 0..3 * FEATURES {
+                        let s = std[k % FEATURES];
+                        blend[f * 3 * FEATURES + k] = terms[start + f][k] / (s * s);
+                    }
+                }
+            }
             for f in 0..w {
                 for k in 0..FEATURES {
                     input[f * channels + k] = norm(&source[f], k);
@@ -287,6 +314,7 @@ pub fn window(
         input,
         target,
         contacts,
+        blend,
     }
 }
 
@@ -395,6 +423,7 @@ mod tests {
             contacts: vec![[false; CONTACTS]; n],
             noisy: Vec::new(),
             evidence: Vec::new(),
+            blend: Vec::new(),
         };
         let data = [clip(5), clip(12), clip(10)];
         let draw = Draw::new(&data, 10).unwrap();
@@ -419,6 +448,7 @@ mod tests {
             contacts: vec![[false; CONTACTS]; 3],
             noisy: vec![vec![[0.0; FEATURES]; 3]],
             evidence: vec![vec![[0.0; FEATURES]; 3]],
+            blend: Vec::new(),
         };
         assert!(p.is_finite());
         p.evidence[0][2][7] = f32::NAN;

@@ -167,6 +167,53 @@ fn a_short_training_run_learns_and_resumes() {
     assert_eq!(out.poses.len(), clean.poses.len());
     let e = train(&data, None, &config, Some(&model), &HashMap::new(), &mut |_| Ok(())).unwrap_err();
     assert!(e.to_string().contains("input settings"), "{e}");
+    // A blending model: trained on the blend terms (its loss, the error at the clip's rate,
+    // falls), its file says so, it cleans a clip, and it refuses to fill in-betweens; without
+    // the evidence, or with in-filling windows, its settings are refused.
+    let blend_data = rigml_motion::data::prepare_with(&sources, 2, 1, true, true).unwrap();
+    assert!(blend_data
+        .iter()
+        .all(|p| p.blend.len() == 2 && p.blend[0].len() == p.len()));
+    let blending = MotionTrainConfig {
+        steps: 30,
+        infill: 0.0,
+        inputs: rigml_motion::train::Inputs {
+            evidence: true,
+            blend: true,
+            ..Default::default()
+        },
+        ..config.clone()
+    };
+    let e = train(&data, None, &blending, None, &HashMap::new(), &mut |_| Ok(())).unwrap_err();
+    assert!(e.to_string().contains("blend terms"), "{e}");
+    let (file, history) = train(&blend_data, None, &blending, None, &HashMap::new(), &mut |_| Ok(())).unwrap();
+    let first: f32 = history.train[..5].iter().map(|e| e.1.motion).sum::<f32>() / 5.0;
+    let last: f32 = history.train[25..].iter().map(|e| e.1.motion).sum::<f32>() / 5.0;
+    assert!(last < first, "blend loss {first} -> {last}");
+    let model = MotionModel::from_file(&file, "blend").unwrap();
+    assert!(model.blend && model.evidence);
+    let out = denoise(&model, s, &clean, &DenoiseOptions::default()).unwrap();
+    assert_eq!(out.poses.len(), clean.poses.len());
+    let e = rigml_motion::inbetween::inbetween(&model, s, &clean, &[0, 30]).unwrap_err();
+    assert!(e.to_string().contains("blending model"), "{e}");
+    for inputs in [
+        rigml_motion::train::Inputs {
+            blend: true,
+            ..Default::default()
+        },
+        rigml_motion::train::Inputs {
+            blend: true,
+            evidence: true,
+            ..Default::default()
+        },
+    ] {
+        let bad = MotionTrainConfig {
+            inputs,
+            infill: if inputs.evidence { 0.3 } else { 0.0 },
+            ..config.clone()
+        };
+        assert!(bad.validate().is_err(), "{inputs:?}");
+    }
 }
 
 /// Where the clean-clip change comes from (prints; run with --ignored --nocapture).

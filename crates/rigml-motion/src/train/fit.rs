@@ -3,12 +3,12 @@
 use super::{draw_kind, window, Draw, MotionLosses, MotionTrainConfig, Window};
 use crate::data::{statistics, Prepared};
 use crate::features::{CONTACTS, FEATURES};
-use crate::model::{KEY_FLOOR, OUTPUTS};
+use crate::model::{KEY_BLEND, KEY_FLOOR, OUTPUTS};
 use crate::net::MotionNet;
 use crate::{MotionError, MotionModel};
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams};
-use burn::tensor::activation::softplus;
+use burn::tensor::activation::{sigmoid, softplus};
 use burn::tensor::{Device, Tensor, TensorData};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -20,6 +20,8 @@ struct Batch {
     input: Tensor<3>,
     target: Tensor<3>,
     contacts: Tensor<3>,
+    /// A blending model's terms `[B, W, 3 · FEATURES]` ([`Window::blend`]).
+    blend: Option<Tensor<3>>,
 }
 
 fn batch(windows: &[Window], w: usize, device: &Device) -> Batch {
@@ -30,6 +32,10 @@ fn batch(windows: &[Window], w: usize, device: &Device) -> Batch {
         input: Tensor::from_data(TensorData::new(cat(&|x| &x.input), [b, w, channels]), device),
         target: Tensor::from_data(TensorData::new(cat(&|x| &x.target), [b, w, FEATURES]), device),
         contacts: Tensor::from_data(TensorData::new(cat(&|x| &x.contacts), [b, w, CONTACTS]), device),
+        blend: windows
+            .first()
+            .is_some_and(|x| !x.blend.is_empty())
+            .then(|| Tensor::from_data(TensorData::new(cat(&|x| &x.blend), [b, w, 3 * FEATURES]), device)),
     }
 }
 
@@ -39,8 +45,19 @@ fn losses(net: &MotionNet, batch: Batch, contact_weight: f32) -> (Tensor<1>, Ten
     let out = net.forward(batch.input.clone());
     let correction = out.clone().slice([0..b, 0..w, 0..FEATURES]);
     let logits = out.slice([0..b, 0..w, FEATURES..OUTPUTS]);
-    let given = batch.input.slice([0..b, 0..w, 0..FEATURES]);
-    let motion = (given + correction - batch.target).powi_scalar(2).mean();
+    let motion = match batch.blend {
+        // The error at the clip's rate of keeping a share β of the prefilter's residual:
+        // A β² + 2 B β + C per feature (data::blend_terms).
+        Some(terms) => {
+            let keep = sigmoid(correction);
+            let term = |i: usize| terms.clone().slice([0..b, 0..w, i * FEATURES..(i + 1) * FEATURES]);
+            (term(0) * keep.clone().powi_scalar(2) + term(1) * keep * 2.0 + term(2)).mean()
+        }
+        None => {
+            let given = batch.input.slice([0..b, 0..w, 0..FEATURES]);
+            (given + correction - batch.target).powi_scalar(2).mean()
+        }
+    };
     let contacts = (softplus(logits.clone(), 1.0) - logits * batch.contacts).mean();
     let total = motion.clone() + contacts.clone() * contact_weight;
     (total, motion, contacts)
@@ -128,16 +145,23 @@ pub fn train(
     if let Some(m) = resume.filter(|m| super::Inputs::of(m) != inputs) {
         let reads = |i: super::Inputs| {
             format!(
-                "{} the noise evidence and {} heights above the clip's floor",
+                "{} the noise evidence and {} heights above the clip's floor{}",
                 if i.evidence { "reads" } else { "does not read" },
-                if i.floor { "reads" } else { "does not read" }
+                if i.floor { "reads" } else { "does not read" },
+                if i.blend { ", and blends" } else { "" }
             )
         };
         return Err(MotionError::Train(format!(
-            "the model resumed {} where these settings' model {}: give the same input settings (--noise-evidence, --floor-relative)",
+            "the model resumed {} where these settings' model {}: give the same input settings (--noise-evidence, --floor-relative, --blend)",
             reads(super::Inputs::of(m)),
             reads(inputs)
         )));
+    }
+    let unprepared = |data: &[Prepared]| data.iter().any(|p| p.blend.len() != p.noisy.len());
+    if inputs.blend && (unprepared(train) || val.is_some_and(unprepared)) {
+        return Err(MotionError::Train(
+            "a blending model trains on clips prepared with their blend terms (data::prepare_with(.., true))".into(),
+        ));
     }
     let (levelled_train, levelled_val);
     let (train, val) = if inputs.floor {
@@ -195,6 +219,9 @@ pub fn train(
         meta.insert(KEY_STEP.into(), step.to_string());
         if inputs.floor {
             meta.insert(KEY_FLOOR.into(), "1".into());
+        }
+        if inputs.blend {
+            meta.insert(KEY_BLEND.into(), "1".into());
         }
         net.valid().to_file(&mean, &std, &meta)
     };
