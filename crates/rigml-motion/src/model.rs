@@ -7,7 +7,8 @@
 //! blocks `x += b(relu(a(x)))` with `a` a 3-tap conv of dilation `d` (the dilations in the
 //! metadata; together they see ±32 frames, about a second each way) and `b` a 1×1 conv; `out`
 //! (1×1 conv of `relu(x)`) to `[FEATURES + CONTACTS, T]`: a correction added to the input
-//! vectors, and one contact logit per foot joint.
+//! vectors (for a blending model, file version [`BLEND_VERSION`]: the logit of the share of the
+//! prefilter's residual to give back, [`MotionModel::keep`]), and one contact logit per foot joint.
 //!
 //! Weights are named f32 tensors in a safetensors file ([`rigml_learn::ModelFile`]); inference
 //! is plain Rust (`matrixmultiply`): the network is a few hundred kB, and a clip's whole length
@@ -318,7 +319,8 @@ impl MotionModel {
     }
 
     /// Corrected vectors and contact probabilities for `vectors` (frames at [`MODEL_FPS`]),
-    /// `known` and `evidence` as [`MotionModel::input`] takes them.
+    /// `known` and `evidence` as [`MotionModel::input`] takes them. A blending model returns
+    /// the vectors as they are (what it says is in [`MotionModel::keep`]) with its contacts.
     pub fn predict(
         &self,
         vectors: &[[f32; FEATURES]],
