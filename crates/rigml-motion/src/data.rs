@@ -36,11 +36,17 @@ impl Source {
 /// The IK-Rig frames of `frames` at [`MODEL_FPS`](crate::features::MODEL_FPS), their contacts
 /// those of [`foot_contacts`]: the targets the model learns and is scored against.
 pub fn model_frames(source: &Source, frames: &Frames) -> Vec<RigFrame> {
-    let mut encoded = encode(&source.skeleton, &source.info, frames, &source.name);
-    for (frame, c) in encoded.frames.iter_mut().zip(foot_contacts(source, frames)) {
+    to_model_rate(&labelled_frames(source, frames), frames.fps)
+}
+
+/// `frames` encoded at their own rate, each with the detector's contacts
+/// ([`foot_contacts`]): what [`model_frames`] brings to the model's rate.
+fn labelled_frames(source: &Source, frames: &Frames) -> Vec<RigFrame> {
+    let mut encoded = encode(&source.skeleton, &source.info, frames, &source.name).frames;
+    for (frame, c) in encoded.iter_mut().zip(foot_contacts(source, frames)) {
         frame.contacts = c;
     }
-    to_model_rate(&encoded.frames, frames.fps)
+    encoded
 }
 
 /// `poses` (a decoded clip of `source`'s skeleton at `fps`) with foot skate removed as `rigml
@@ -208,16 +214,16 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Whether every number of it (clean and damaged vectors, noise evidence) is finite.
+    /// Whether every number of it (clean and damaged vectors, noise evidence, blend terms) is
+    /// finite.
     pub fn is_finite(&self) -> bool {
-        let all = |frames: &[[f32; FEATURES]]| frames.iter().all(|v| v.iter().all(|x| x.is_finite()));
+        fn all<const N: usize>(frames: &[[f32; N]]) -> bool {
+            frames.iter().all(|v| v.iter().all(|x| x.is_finite()))
+        }
         all(&self.clean)
             && self.noisy.iter().all(|n| all(n))
             && self.evidence.iter().all(|e| all(e))
-            && self
-                .blend
-                .iter()
-                .all(|b| b.iter().all(|v| v.iter().all(|x| x.is_finite())))
+            && self.blend.iter().all(|b| all(b))
     }
 
     pub fn len(&self) -> usize {
@@ -261,13 +267,14 @@ pub fn prepare_with(
     Ok(per_clip.into_iter().flatten().collect())
 }
 
-/// Per model frame (`count` of them) and feature `k`, the two numbers that give the error of
+/// Per model frame (`count` of them) and feature `k`, the three numbers that give the error of
 /// keeping a share `β` of the prefilter's residual at the clip's rate: over the clip frames that
 /// make the model frame ([`model_frame_window`]), with `r = raw − filtered` and
 /// `e = filtered − clean`, `A = mean r²` (slot `k`), `B = mean r·e` (slot `FEATURES + k`) and
-/// `C = mean e²` (slot `2 · FEATURES + k`), so that `mean (filtered + β r − clean)² = A β² + 2 B β + C`. A blending model is trained
-/// on these at the clip's rate although it runs at [`crate::features::MODEL_FPS`]: what the
-/// prefilter removed above the model's rate (most of white jitter) counts.
+/// `C = mean e²` (slot `2 · FEATURES + k`), so that
+/// `mean (filtered + β r − clean)² = A β² + 2 B β + C`. A blending model is trained on these at
+/// the clip's rate although it runs at [`crate::features::MODEL_FPS`]: what the prefilter
+/// removed above the model's rate (most of white jitter) counts.
 pub fn blend_terms(
     raw: &[RigFrame],
     filtered: &[RigFrame],
@@ -310,12 +317,10 @@ fn prepare_one(
     blend: bool,
 ) -> Result<Vec<Prepared>, MotionError> {
     let frames = source.frames()?;
-    let clean = model_frames(source, &frames);
-    let clean_native = if blend {
-        encode(&source.skeleton, &source.info, &frames, &source.name).frames
-    } else {
-        Vec::new()
-    };
+    let labelled = labelled_frames(source, &frames);
+    let clean = to_model_rate(&labelled, frames.fps);
+    // The clean clip at its own rate: what a blending model's error is measured against.
+    let clean_native = if blend { labelled } else { Vec::new() };
     let up = source.info.facing * Vec3::Y;
     let h = source.info.hip_height;
     let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);

@@ -390,16 +390,21 @@ impl MotionModel {
         let (_, y, _) = self.run(vectors, &vec![true; t], Some(evidence));
         Some(
             (0..t)
-                .map(|f| std::array::from_fn(|k| 1.0 / (1.0 + (-y[k * t + f]).exp())))
+                .map(|f| std::array::from_fn(|k| logistic(y[k * t + f])))
                 .collect(),
         )
     }
 }
 
+/// `1 / (1 + e^-x)`: a logit as a probability or share.
+fn logistic(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
 /// Contact probabilities from a raw output `[OUTPUTS, t]`.
 fn contacts_of(y: &[f32], t: usize) -> Vec<[f32; CONTACTS]> {
     (0..t)
-        .map(|f| std::array::from_fn(|c| 1.0 / (1.0 + (-y[(FEATURES + c) * t + f]).exp())))
+        .map(|f| std::array::from_fn(|c| logistic(y[(FEATURES + c) * t + f])))
         .collect()
 }
 
