@@ -109,7 +109,17 @@ fn random_axis(rng: &mut ChaCha8Rng) -> Vec3 {
 
 /// Damage `poses` (frames at `fps` of `skeleton`, whose up axis is `up` and hip height `h`)
 /// in place with `noise`, seeded by `seed`. Rates are per frame at 120 fps and scaled to `fps`.
-pub fn corrupt(skeleton: &Skeleton, poses: &mut [Pose], fps: f32, up: Vec3, h: f32, noise: &Noise, seed: u64) {
+/// Returns the offset the sliding added to the root joints' translation per frame (zero
+/// without sliding): the wander a cleaner would have to take out.
+pub fn corrupt(
+    skeleton: &Skeleton,
+    poses: &mut [Pose],
+    fps: f32,
+    up: Vec3,
+    h: f32,
+    noise: &Noise,
+    seed: u64,
+) -> Vec<Vec3> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let n = poses.len();
     let joints = skeleton.joint_count();
@@ -151,6 +161,7 @@ pub fn corrupt(skeleton: &Skeleton, poses: &mut [Pose], fps: f32, up: Vec3, h: f
             }
         }
     }
+    let mut offsets = vec![Vec3::ZERO; n];
     if noise.slide > 0.0 {
         // Two horizontal axes, each a sum of two slow sines (0.1–0.6 Hz).
         let side = up.any_orthonormal_vector();
@@ -169,6 +180,7 @@ pub fn corrupt(skeleton: &Skeleton, poses: &mut [Pose], fps: f32, up: Vec3, h: f
             let t = f as f32 / fps.max(1.0);
             let w = |k: usize| waves[k].2 * (waves[k].0 * t + waves[k].1).sin();
             let offset = side * (w(0) + w(1)) + ahead * (w(2) + w(3));
+            offsets[f] = offset;
             for &r in &roots {
                 if let Some(tr) = pose.local.get_mut(r) {
                     tr.translation += offset;
@@ -176,6 +188,7 @@ pub fn corrupt(skeleton: &Skeleton, poses: &mut [Pose], fps: f32, up: Vec3, h: f
             }
         }
     }
+    offsets
 }
 
 #[cfg(test)]
@@ -199,8 +212,9 @@ mod tests {
         let s = chain();
         let clean: Vec<Pose> = (0..50).map(|_| Pose::rest(&s)).collect();
         let mut same = clean.clone();
-        corrupt(&s, &mut same, 30.0, Vec3::Y, 1.0, &Noise::default(), 1);
+        let offsets = corrupt(&s, &mut same, 30.0, Vec3::Y, 1.0, &Noise::default(), 1);
         assert_eq!(same, clean);
+        assert!(offsets.iter().all(|o| *o == Vec3::ZERO));
         let level = Noise::LEVELS[2];
         let (mut a, mut b) = (clean.clone(), clean.clone());
         corrupt(&s, &mut a, 30.0, Vec3::Y, 1.0, &level, 7);
@@ -224,10 +238,13 @@ mod tests {
             slide: 0.1,
             ..Noise::default()
         };
-        corrupt(&s, &mut poses, 30.0, Vec3::Y, 2.0, &slide, 3);
+        let offsets = corrupt(&s, &mut poses, 30.0, Vec3::Y, 2.0, &slide, 3);
+        assert_eq!(offsets.len(), poses.len());
         let moved = poses.iter().map(|p| p.local[0].translation - Vec3::Y);
         let mut largest = 0.0f32;
-        for m in moved {
+        for (m, o) in moved.zip(&offsets) {
+            // The offset returned is the one added.
+            assert!(m.distance(*o) < 1e-6);
             assert!(m.y.abs() < 1e-6);
             largest = largest.max(m.length());
         }

@@ -708,7 +708,10 @@ fn contact_support() {
 /// removed) at several cutoffs and with none, and what choosing the best of them per clip, per
 /// second or per joint and second (from the truth: an upper bound) would score (prints). With
 /// `PARTS=1`, the heaviest level's four kinds of damage one at a time instead (jitter, spikes,
-/// dropped frames, sliding). docs/experiments/2026-12-07-what-heavy-damage-is-made-of.md.
+/// dropped frames, sliding). With `WANDER=all` the root's wander is taken out exactly before
+/// cleaning, with `WANDER=shape` all of it but its mean over the clip (what a perfect estimate
+/// of its velocity would leave). docs/experiments/2026-12-07-what-heavy-damage-is-made-of.md,
+/// 2026-12-07-learning-the-wander.md.
 #[test]
 #[ignore = "a measurement"]
 fn filter_bank_oracle() {
@@ -784,7 +787,7 @@ fn filter_bank_oracle() {
         let sec = clean_frames.fps.round() as usize;
         for (l, noise) in levels.iter().enumerate() {
             let mut damaged = clean_frames.clone();
-            corrupt(
+            let wander = corrupt(
                 &s.skeleton,
                 &mut damaged.poses,
                 clean_frames.fps,
@@ -793,6 +796,19 @@ fn filter_bank_oracle() {
                 noise,
                 1,
             );
+            // WANDER=all takes the root's wander out exactly, WANDER=shape all but its mean over
+            // the clip (what a perfect estimate of the wander's velocity would leave).
+            if let Ok(how) = std::env::var("WANDER") {
+                let mean = wander.iter().copied().sum::<Vec3>() / wander.len().max(1) as f32;
+                let keep = if how == "shape" { mean } else { Vec3::ZERO };
+                for (pose, w) in damaged.poses.iter_mut().zip(&wander) {
+                    for (j, t) in pose.local.iter_mut().enumerate() {
+                        if s.skeleton.parents[j].is_none() {
+                            t.translation -= *w - keep;
+                        }
+                    }
+                }
+            }
             let poses: Vec<Vec<Transform>> = damaged.poses.iter().map(|p| p.local.clone()).collect();
             let times: Vec<f32> = damaged.times.iter().map(|t| t - damaged.times[0]).collect();
             let clip = bake_clip(&s.skeleton, &times, &poses, row.id());
