@@ -122,10 +122,56 @@ pub fn foot_tracks(source: &Source, frames: &Frames) -> [Option<Vec<Vec3>>; CONT
 /// (heights above a ground guessed from the rest pose), they do not depend on where the capture
 /// put the floor.
 pub fn foot_contacts(source: &Source, frames: &Frames) -> Vec<[bool; CONTACTS]> {
+    foot_contacts_smoothed(source, frames, None)
+}
+
+/// How much the feet of `frames` shake: the root mean square distance of every foot track
+/// ([`foot_tracks`]) from its own 6 Hz low-pass, in hip heights. Clean capture at 120 fps
+/// shakes 0.004–0.03 (a run's pounding feet the most), `rigml eval-motion`'s damage levels
+/// about 0.04, 0.08 and 0.15. Zero for a clip too short or slow to filter.
+pub fn foot_shake(source: &Source, frames: &Frames) -> f32 {
+    let filter = Filter::Butterworth { cutoff: 6.0, order: 2 };
+    let (mut sum, mut count) = (0.0f64, 0usize);
+    for track in foot_tracks(source, frames).iter().flatten() {
+        let Ok(smooth) = filter.apply_vec3(track, frames.fps as f64) else {
+            continue;
+        };
+        for (a, b) in track.iter().zip(&smooth) {
+            let d = (a.distance(*b) / source.info.hip_height) as f64;
+            sum += d * d;
+            count += 1;
+        }
+    }
+    if count == 0 || !sum.is_finite() {
+        return 0.0;
+    }
+    (sum / count as f64).sqrt() as f32
+}
+
+/// The cutoff (Hz) at which to low-pass the foot tracks before the contact detector reads them,
+/// for feet that shake `shake` ([`foot_shake`], of the clip as captured): none up to 0.1 hip
+/// heights, 3 Hz above. The detector's speed test (0.5 H/s over 1/15 s) reads the shake of
+/// heavily damaged capture as motion and breaks contacts apart; smoothing clean capture the same
+/// way would blur where its contacts start and end. The threshold lies between the shake of
+/// `rigml eval-motion`'s level 2 and level 3; chosen by leaving train subjects out among one- and
+/// two-step rules (docs/experiments/2026-12-07-contacts-of-shaking-feet.md).
+pub fn contact_cutoff(shake: f32) -> Option<f64> {
+    (shake > 0.1).then_some(3.0)
+}
+
+/// [`foot_contacts`] with each foot track low-passed at `cutoff` Hz first (none: as it is;
+/// [`contact_cutoff`]); a track too short to filter is read as it is.
+pub fn foot_contacts_smoothed(source: &Source, frames: &Frames, cutoff: Option<f64>) -> Vec<[bool; CONTACTS]> {
     let mut out = vec![[false; CONTACTS]; frames.poses.len()];
     let params = ContactParams::default();
     for (k, track) in foot_tracks(source, frames).iter().enumerate() {
         let Some(track) = track else { continue };
+        let smoothed = cutoff.and_then(|cutoff| {
+            Filter::Butterworth { cutoff, order: 2 }
+                .apply_vec3(track, frames.fps as f64)
+                .ok()
+        });
+        let track = smoothed.as_ref().unwrap_or(track);
         for (f, c) in contacts::detect(track, source.info.hip_height, frames.fps, &params)
             .into_iter()
             .enumerate()
