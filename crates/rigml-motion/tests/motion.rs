@@ -702,6 +702,61 @@ fn contact_support() {
     );
 }
 
+/// `clean` (frames of `s`) damaged with `noise` and `seed`, and the root offsets the sliding
+/// added ([`corrupt`]).
+fn damaged_copy(
+    s: &Source,
+    clean: &rigml_anim::rig::Frames,
+    noise: &Noise,
+    seed: u64,
+) -> (rigml_anim::rig::Frames, Vec<Vec3>) {
+    let mut damaged = clean.clone();
+    let offsets = corrupt(
+        &s.skeleton,
+        &mut damaged.poses,
+        clean.fps,
+        s.info.facing * Vec3::Y,
+        s.info.hip_height,
+        noise,
+        seed,
+    );
+    (damaged, offsets)
+}
+
+/// Cleaned poses as frames at the clean clip's times.
+fn as_frames(clean: &rigml_anim::rig::Frames, poses: Vec<Vec<Transform>>) -> rigml_anim::rig::Frames {
+    rigml_anim::rig::Frames {
+        fps: clean.fps,
+        times: clean.times.clone(),
+        poses: poses.into_iter().map(|local| rigml_core::Pose { local }).collect(),
+    }
+}
+
+/// The clips the motion measurements read: every val clip and every third train clip (in
+/// manifest order) at 60 fps or more, with their clean frames.
+fn measurement_clips() -> Vec<(String, Source, rigml_anim::rig::Frames)> {
+    let mut train_seen = 0;
+    let mut out = Vec::new();
+    for row in common::rows_where("kind", "motion") {
+        match row.get("split") {
+            "val" => {}
+            "train" => {
+                train_seen += 1;
+                if train_seen % 3 != 0 {
+                    continue;
+                }
+            }
+            _ => continue,
+        }
+        let Ok(s) = load_source(row.id()) else { continue };
+        let frames = s.frames().unwrap();
+        if frames.fps >= 60.0 {
+            out.push((row.id().to_string(), s, frames));
+        }
+    }
+    out
+}
+
 /// How much an adaptive choice among Butterworth cutoffs could gain over one cutoff: per clip
 /// of val and every third train clip (at 60 fps or more), clean and at `rigml eval-motion`'s
 /// three damage levels, the joint error of `rigml clean`'s Butterworth (no step limits, skate
@@ -719,11 +774,6 @@ fn filter_bank_oracle() {
     use rigml_anim::retarget::bake_clip;
     use rigml_motion::data::NO_CUTS;
     let cutoffs: [Option<f64>; 7] = [None, Some(12.0), Some(8.0), Some(6.0), Some(4.0), Some(3.0), Some(2.0)];
-    let rows: Vec<_> = common::rows_where("kind", "motion")
-        .into_iter()
-        .filter(|r| r.get("split") == "val" || r.get("split") == "train")
-        .collect();
-    let mut train_seen = 0;
     let l3 = Noise::LEVELS[2];
     let levels = match std::env::var("PARTS") {
         Ok(_) => vec![
@@ -758,18 +808,7 @@ fn filter_bank_oracle() {
     let mut sums = vec![[0.0f64; 7]; levels.len()];
     let mut oracle = vec![[0.0f64; 3]; levels.len()];
     let mut clips = 0usize;
-    for row in rows {
-        if row.get("split") == "train" {
-            train_seen += 1;
-            if train_seen % 3 != 0 {
-                continue;
-            }
-        }
-        let Ok(s) = load_source(row.id()) else { continue };
-        let clean_frames = s.frames().unwrap();
-        if clean_frames.fps < 60.0 {
-            continue;
-        }
+    for (id, s, clean_frames) in measurement_clips() {
         let truth: Vec<Vec<Transform>> = clean_frames.poses.iter().map(|p| p.local.clone()).collect();
         let joints: Vec<usize> = s.info.map.roles().into_iter().map(|(_, j)| j).collect();
         let leg = 0.5 * (s.info.chain_length(ChainKind::LeftLeg) + s.info.chain_length(ChainKind::RightLeg));
@@ -786,16 +825,7 @@ fn filter_bank_oracle() {
         let n = truth.len();
         let sec = clean_frames.fps.round() as usize;
         for (l, noise) in levels.iter().enumerate() {
-            let mut damaged = clean_frames.clone();
-            let wander = corrupt(
-                &s.skeleton,
-                &mut damaged.poses,
-                clean_frames.fps,
-                s.info.facing * Vec3::Y,
-                s.info.hip_height,
-                noise,
-                1,
-            );
+            let (mut damaged, wander) = damaged_copy(&s, &clean_frames, noise, 1);
             // WANDER=all takes the root's wander out exactly, WANDER=shape all but its mean over
             // the clip (what a perfect estimate of the wander's velocity would leave).
             if let Ok(how) = std::env::var("WANDER") {
@@ -811,7 +841,7 @@ fn filter_bank_oracle() {
             }
             let poses: Vec<Vec<Transform>> = damaged.poses.iter().map(|p| p.local.clone()).collect();
             let times: Vec<f32> = damaged.times.iter().map(|t| t - damaged.times[0]).collect();
-            let clip = bake_clip(&s.skeleton, &times, &poses, row.id());
+            let clip = bake_clip(&s.skeleton, &times, &poses, &id);
             // [version][frame][joint] errors in leg lengths.
             let errors: Vec<Vec<Vec<f32>>> = cutoffs
                 .iter()
@@ -882,35 +912,20 @@ fn filter_bank_oracle() {
 /// than the same detector on the cleaned poses as they are.
 #[test]
 fn contacts_of_shaking_feet_are_read_from_smoothed_tracks() {
-    use rigml_anim::rig::Frames;
-    use rigml_core::Pose;
     use rigml_motion::data::{contact_cutoff, contact_f1, foot_contacts, foot_shake};
     let s = source("cmu_08_01_walk");
     let clean = s.frames().unwrap();
     let truth = foot_contacts(&s, &clean);
     let calm = foot_shake(&s, &clean);
     assert!(calm > 0.0 && contact_cutoff(calm).is_none(), "clean shake {calm}");
-    let mut damaged = clean.clone();
-    corrupt(
-        &s.skeleton,
-        &mut damaged.poses,
-        clean.fps,
-        s.info.facing * Vec3::Y,
-        s.info.hip_height,
-        &Noise::LEVELS[2],
-        3,
-    );
+    let (damaged, _) = damaged_copy(&s, &clean, &Noise::LEVELS[2], 3);
     let shake = foot_shake(&s, &damaged);
     assert_eq!(contact_cutoff(shake), Some(3.0), "damaged shake {shake}");
     // Level 2's feet shake about 0.08 hip heights: read as they are.
     assert_eq!(contact_cutoff(0.08), None);
     let model = MotionModel::built_in(Task::Denoise).unwrap();
     let out = denoise(&model, &s, &damaged, &DenoiseOptions::default()).unwrap();
-    let result = Frames {
-        fps: clean.fps,
-        times: clean.times.clone(),
-        poses: out.poses.iter().map(|local| Pose { local: local.clone() }).collect(),
-    };
+    let result = as_frames(&clean, out.poses.clone());
     let plain = contact_f1(&foot_contacts(&s, &result), &truth);
     let reported = contact_f1(&out.contacts, &truth);
     println!("contact F1 at level 3: {reported:.3} (the detector on the poses as they are: {plain:.3})");
@@ -920,94 +935,33 @@ fn contacts_of_shaking_feet_are_read_from_smoothed_tracks() {
 /// Contact F1 (against the detector on the clean clip) of the detector run on foot tracks
 /// low-passed first, at several cutoffs: on the built-in denoiser's output (skate removed) and
 /// on the damaged clip itself, clean and at `rigml eval-motion`'s three damage levels, over the
-/// val clips and every third train clip at 60 fps or more (prints).
+/// val clips and every third train clip at 60 fps or more (prints; with `PER_CLIP=1` every
+/// clip's F1s and the shake of its cleaned and damaged feet, [`rigml_motion::data::foot_shake`]).
+/// docs/experiments/2026-12-07-contacts-of-shaking-feet.md.
 #[test]
 #[ignore = "a measurement"]
 fn contacts_from_smoothed_tracks() {
-    use rigml_anim::cleanup::contacts::{detect, ContactParams};
-    use rigml_anim::cleanup::Filter;
-    use rigml_anim::rig::Frames;
-    use rigml_core::Pose;
-    use rigml_motion::data::{contact_f1, foot_contacts, foot_tracks};
+    use rigml_motion::data::{contact_f1, foot_contacts, foot_contacts_smoothed, foot_shake};
     let cutoffs: [Option<f64>; 6] = [None, Some(8.0), Some(6.0), Some(4.0), Some(3.0), Some(2.0)];
     let model = MotionModel::built_in(Task::Denoise).unwrap();
     let levels: Vec<Noise> = std::iter::once(Noise::default()).chain(Noise::LEVELS).collect();
     // [level][input: output, damaged][cutoff]
     let mut sums = vec![[[0.0f64; 6]; 2]; levels.len()];
     let mut clips = 0usize;
-    let mut train_seen = 0;
-    for row in common::rows_where("kind", "motion")
-        .into_iter()
-        .filter(|r| r.get("split") == "val" || r.get("split") == "train")
-    {
-        if row.get("split") == "train" {
-            train_seen += 1;
-            if train_seen % 3 != 0 {
-                continue;
-            }
-        }
-        let Ok(s) = load_source(row.id()) else { continue };
-        let clean = s.frames().unwrap();
-        if clean.fps < 60.0 {
-            continue;
-        }
+    for (id, s, clean) in measurement_clips() {
         let truth = foot_contacts(&s, &clean);
-        let params = ContactParams::default();
-        let flags = |frames: &Frames, cutoff: Option<f64>| -> Vec<[bool; 4]> {
-            let mut out = vec![[false; 4]; frames.poses.len()];
-            for (k, track) in foot_tracks(&s, frames).iter().enumerate() {
-                let Some(track) = track else { continue };
-                let track = match cutoff {
-                    Some(cutoff) => Filter::Butterworth { cutoff, order: 2 }
-                        .apply_vec3(track, frames.fps as f64)
-                        .unwrap(),
-                    None => track.clone(),
-                };
-                for (f, c) in detect(&track, s.info.hip_height, frames.fps, &params)
-                    .into_iter()
-                    .enumerate()
-                {
-                    out[f][k] = c;
-                }
-            }
-            out
-        };
         for (l, noise) in levels.iter().enumerate() {
-            let mut damaged = clean.clone();
-            corrupt(
-                &s.skeleton,
-                &mut damaged.poses,
-                clean.fps,
-                s.info.facing * Vec3::Y,
-                s.info.hip_height,
-                noise,
-                1,
-            );
+            let (damaged, _) = damaged_copy(&s, &clean, noise, 1);
             let out = denoise(&model, &s, &damaged, &DenoiseOptions::default()).unwrap();
-            let result = Frames {
-                fps: clean.fps,
-                times: clean.times.clone(),
-                poses: out.poses.into_iter().map(|local| Pose { local }).collect(),
-            };
-            let mut line = format!("{} L{l}", row.id());
+            let result = as_frames(&clean, out.poses);
+            let mut line = format!("{} L{l}", id);
             for (i, frames) in [&result, &damaged].into_iter().enumerate() {
                 for (c, cutoff) in cutoffs.iter().enumerate() {
-                    let f1 = contact_f1(&flags(frames, *cutoff), &truth);
+                    let f1 = contact_f1(&foot_contacts_smoothed(&s, frames, *cutoff), &truth);
                     sums[l][i][c] += f1;
                     line += &format!(" {f1:.2}");
                 }
-                // The feet's shake: RMS of each foot track less its 6 Hz low-pass, hip heights.
-                let (mut sq, mut count) = (0.0f64, 0usize);
-                for track in foot_tracks(&s, frames).iter().flatten() {
-                    let smooth = Filter::Butterworth { cutoff: 6.0, order: 2 }
-                        .apply_vec3(track, frames.fps as f64)
-                        .unwrap();
-                    for (a, b) in track.iter().zip(&smooth) {
-                        sq += (a.distance(*b) / s.info.hip_height).powi(2) as f64;
-                        count += 1;
-                    }
-                }
-                line += &format!(" | shake {:.4} |", (sq / count.max(1) as f64).sqrt());
+                line += &format!(" | shake {:.4} |", foot_shake(&s, frames));
             }
             if std::env::var("PER_CLIP").is_ok() {
                 println!("{line}");
