@@ -43,9 +43,9 @@ clip in IK-Rig space at 30 fps and says, per feature and moment, how much of wha
 away to give back (a model trained without --blend corrects the smoothed clip instead); the
 result at the clip's rate is decoded back onto its own skeleton (joints outside the IK-Rig
 chains, such as fingers and twist bones, keep their smoothed rotations), and foot skate is
-removed as above; the contacts reported are those found on the result, as after the filters,
-except that where the clip's feet shake hard (over 0.1 hip heights from their own 6 Hz
-low-pass) the detector reads the result's foot tracks low-passed at 3 Hz.
+removed as above (where the clip's feet shake hard, over 0.1 hip heights from their own 6 Hz
+low-pass, at the contacts of foot tracks low-passed at 3 Hz); the contacts reported are those
+found on the result, as after the filters.
 The filter flags do not apply to it.")]
 pub struct Args {
     /// The clip to clean: a BVH file, or any file with a skeleton and a clip (the first is cleaned).

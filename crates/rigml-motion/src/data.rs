@@ -58,7 +58,14 @@ fn labelled_frames(source: &Source, frames: &Frames) -> Vec<RigFrame> {
 /// 2.9 % of leg on clean clips where this moves them by 1.0 %, and left more skate (0.013 against
 /// 0.0013 H/s); pinning at the model's contacts instead of the detector's gave the same joint
 /// error and skate of 0.014 H/s (docs/experiments/2026-11-27-motion-model.md).
-pub fn remove_skate(source: &Source, poses: Vec<Vec<Transform>>, fps: f32) -> Result<Vec<Vec<Transform>>, MotionError> {
+/// With `contact_cutoff`, contacts are found on foot tracks low-passed at that cutoff
+/// ([`contact_cutoff`]; [`FootskateOptions::contact_cutoff`]).
+pub fn remove_skate(
+    source: &Source,
+    poses: Vec<Vec<Transform>>,
+    fps: f32,
+    contact_cutoff: Option<f64>,
+) -> Result<Vec<Vec<Transform>>, MotionError> {
     let bad = |e: cleanup::CleanupError| MotionError::Clip {
         clip: source.name.clone(),
         problem: e.to_string(),
@@ -70,7 +77,10 @@ pub fn remove_skate(source: &Source, poses: Vec<Vec<Transform>>, fps: f32) -> Re
         &mut frames,
         &legs,
         source.info.hip_height,
-        &FootskateOptions::default(),
+        &FootskateOptions {
+            contact_cutoff,
+            ..FootskateOptions::default()
+        },
     )
     .map_err(bad)?;
     Ok(frames.poses)
@@ -78,12 +88,14 @@ pub fn remove_skate(source: &Source, poses: Vec<Vec<Transform>>, fps: f32) -> Re
 
 /// `rig` decoded onto `source`'s skeleton starting from `base` (joints outside the IK-Rig chains
 /// keep those rotations) without the decoder's foot pins, then, with `skate`, foot skate removed
-/// by [`remove_skate`]: how cleaned clips and in-betweens reach the skeleton.
+/// by [`remove_skate`] (its contacts on foot tracks low-passed at `contact_cutoff`, if any): how
+/// cleaned clips and in-betweens reach the skeleton.
 pub fn decode_on_skeleton(
     source: &Source,
     rig: &RigClip,
     base: &[Vec<Transform>],
     skate: bool,
+    contact_cutoff: Option<f64>,
 ) -> Result<Vec<Vec<Transform>>, MotionError> {
     let options = DecodeOptions {
         pin_feet: false,
@@ -91,7 +103,7 @@ pub fn decode_on_skeleton(
     };
     let poses = decode_onto(&source.skeleton, &source.info, rig, options, base);
     if skate {
-        remove_skate(source, poses, rig.fps)
+        remove_skate(source, poses, rig.fps, contact_cutoff)
     } else {
         Ok(poses)
     }
@@ -122,7 +134,18 @@ pub fn foot_tracks(source: &Source, frames: &Frames) -> [Option<Vec<Vec3>>; CONT
 /// (heights above a ground guessed from the rest pose), they do not depend on where the capture
 /// put the floor.
 pub fn foot_contacts(source: &Source, frames: &Frames) -> Vec<[bool; CONTACTS]> {
-    foot_contacts_smoothed(source, frames, None)
+    let mut out = vec![[false; CONTACTS]; frames.poses.len()];
+    let params = ContactParams::default();
+    for (k, track) in foot_tracks(source, frames).iter().enumerate() {
+        let Some(track) = track else { continue };
+        for (f, c) in contacts::detect(track, source.info.hip_height, frames.fps, &params)
+            .into_iter()
+            .enumerate()
+        {
+            out[f][k] = c;
+        }
+    }
+    out
 }
 
 /// How much the feet of `frames` shake: the root mean square distance of every foot track
@@ -148,38 +171,16 @@ pub fn foot_shake(source: &Source, frames: &Frames) -> f32 {
     (sum / count as f64).sqrt() as f32
 }
 
-/// The cutoff (Hz) at which to low-pass the foot tracks before the contact detector reads them,
-/// for feet that shake `shake` ([`foot_shake`], of the clip as captured): none up to 0.1 hip
-/// heights, 3 Hz above. The detector's speed test (0.5 H/s over 1/15 s) reads the shake of
-/// heavily damaged capture as motion and breaks contacts apart; smoothing clean capture the same
-/// way would blur where its contacts start and end. The threshold lies between the shake of
-/// `rigml eval-motion`'s level 2 and level 3; chosen by leaving train subjects out among one- and
-/// two-step rules (docs/experiments/2026-12-07-contacts-of-shaking-feet.md).
+/// The cutoff (Hz) at which to low-pass the foot tracks before skate removal finds the contacts
+/// to pin at ([`remove_skate`]), for feet that shake `shake` ([`foot_shake`], of the clip as
+/// captured): none up to 0.1 hip heights, 3 Hz above. The detector's speed test (0.5 H/s over
+/// 1/15 s) reads the shake left in a heavily damaged clip as motion and breaks contacts apart;
+/// smoothing clean capture the same way would blur where its contacts start and end. The
+/// threshold lies between the shake of `rigml eval-motion`'s level 2 and level 3; chosen by
+/// leaving train subjects out among one- and two-step rules
+/// (docs/experiments/2026-12-07-contacts-of-shaking-feet.md).
 pub fn contact_cutoff(shake: f32) -> Option<f64> {
     (shake > 0.1).then_some(3.0)
-}
-
-/// [`foot_contacts`] with each foot track low-passed at `cutoff` Hz first (none: as it is;
-/// [`contact_cutoff`]); a track too short to filter is read as it is.
-pub fn foot_contacts_smoothed(source: &Source, frames: &Frames, cutoff: Option<f64>) -> Vec<[bool; CONTACTS]> {
-    let mut out = vec![[false; CONTACTS]; frames.poses.len()];
-    let params = ContactParams::default();
-    for (k, track) in foot_tracks(source, frames).iter().enumerate() {
-        let Some(track) = track else { continue };
-        let smoothed = cutoff.and_then(|cutoff| {
-            Filter::Butterworth { cutoff, order: 2 }
-                .apply_vec3(track, frames.fps as f64)
-                .ok()
-        });
-        let track = smoothed.as_ref().unwrap_or(track);
-        for (f, c) in contacts::detect(track, source.info.hip_height, frames.fps, &params)
-            .into_iter()
-            .enumerate()
-        {
-            out[f][k] = c;
-        }
-    }
-    out
 }
 
 /// F1 of `predicted` against `truth` contact flags over every frame and slot (1 when neither

@@ -3,9 +3,9 @@
 //! reads it: [`crate::evidence`]), let the model correct every frame and say where
 //! the feet touch the ground, apply its change at the clip's own rate
 //! ([`crate::features::apply_at_rate`]), decode onto the same skeleton and remove foot skate as
-//! `rigml clean` does ([`crate::data::decode_on_skeleton`]), and report the contacts the
-//! detector finds on the result ([`crate::data::foot_contacts_smoothed`]: on foot tracks
-//! smoothed first where the input's feet shake hard).
+//! `rigml clean` does ([`crate::data::decode_on_skeleton`]; where the input's feet shake hard,
+//! at the contacts of foot tracks smoothed first), and report the contacts the detector finds
+//! on the result ([`crate::data::foot_contacts`]).
 //!
 //! A blending model ([`MotionModel::blend`], the built-in denoising model) does not correct
 //! the frames: it says per feature and moment how much of what the prefilter took away to give
@@ -17,7 +17,7 @@
 //! (below [`DenoiseOptions::root_cutoff`]) and takes only the faster part from the model: a
 //! complementary filter.
 
-use crate::data::{contact_cutoff, decode_on_skeleton, foot_contacts_smoothed, foot_shake, prefilter, Source};
+use crate::data::{contact_cutoff, decode_on_skeleton, foot_contacts, foot_shake, prefilter, Source};
 use crate::evidence::noise_evidence;
 use crate::features::{
     apply_at_rate, from_vector, from_vectors, interpolate, to_model_rate, to_vectors, CONTACTS, FEATURES, MODEL_FPS,
@@ -62,11 +62,12 @@ pub struct Denoised {
     /// Local transforms of every joint, one per input frame.
     pub poses: Vec<Vec<Transform>>,
     /// Contacts of the left ankle, left toes, right ankle and right toes per input frame:
-    /// `rigml clean`'s detector on the result, its foot tracks low-passed first where the
-    /// input's feet shake hard ([`foot_contacts_smoothed`] at [`contact_cutoff`] of the input's
-    /// [`foot_shake`]). Leaving train subjects out, these scored F1 0.97 / 0.91 / 0.93 / 0.84
-    /// against the clean clips' at the four noise levels of `rigml eval-motion`, the model's own
-    /// contacts 0.67 at every level (docs/experiments/2026-12-07-contacts-in-seconds.md,
+    /// `rigml clean`'s detector on the result ([`foot_contacts`]), whose skate removal pinned
+    /// the feet at the contacts of foot tracks low-passed first where the input's feet shake
+    /// hard ([`contact_cutoff`] of the input's [`foot_shake`]). Leaving train subjects out,
+    /// these scored F1 0.97 / 0.91 / 0.93 / 0.86 against the clean clips' at the four noise
+    /// levels of `rigml eval-motion`, the model's own contacts 0.67 at every level
+    /// (docs/experiments/2026-12-07-contacts-in-seconds.md,
     /// 2026-12-07-contacts-of-shaking-feet.md).
     pub contacts: Vec<[bool; CONTACTS]>,
     /// The IK-Rig frames decoded (at the clip's rate; their contacts the model's own).
@@ -208,16 +209,19 @@ pub fn denoise(
         frames: native,
     };
     let base: Vec<Vec<Transform>> = smoothed.poses.iter().map(|p| p.local.clone()).collect();
+    // Where the clip's feet shake hard, skate removal pins at the contacts of foot tracks
+    // smoothed first (docs/experiments/2026-12-07-contacts-of-shaking-feet.md).
+    let cutoff = contact_cutoff(foot_shake(source, frames));
     let result = Frames {
         fps: frames.fps,
         times: frames.times.clone(),
-        poses: decode_on_skeleton(source, &rig, &base, options.remove_skate)?
+        poses: decode_on_skeleton(source, &rig, &base, options.remove_skate, cutoff)?
             .into_iter()
             .map(|local| Pose { local })
             .collect(),
     };
     Ok(Denoised {
-        contacts: foot_contacts_smoothed(source, &result, contact_cutoff(foot_shake(source, frames))),
+        contacts: foot_contacts(source, &result),
         poses: result.poses.into_iter().map(|p| p.local).collect(),
         rig,
     })

@@ -168,7 +168,7 @@ pub fn inbetween_with(
         times: frames.times.iter().map(|t| t - frames.times[0]).collect(),
         frames: rig_frames,
     };
-    let mut poses = decode_on_skeleton(source, &rig, &base, true)?;
+    let mut poses = decode_on_skeleton(source, &rig, &base, true, None)?;
     for &k in keys {
         poses[k] = input[k].clone();
     }

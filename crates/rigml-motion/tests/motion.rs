@@ -906,12 +906,12 @@ fn filter_bank_oracle() {
     }
 }
 
-/// The cleaner reads the contacts of a heavily damaged clip from foot tracks smoothed first:
-/// the clean capture's feet shake below the threshold, the heaviest damage's above it, and on
-/// this val walk the smoothed tracks' contacts match the clean clip's better
-/// than the same detector on the cleaned poses as they are.
+/// The cleaner pins the feet of a heavily damaged clip at the contacts of foot tracks smoothed
+/// first: the clean capture's feet shake below the threshold, the heaviest damage's above it,
+/// and on this val walk the result's contacts then match the clean clip's better than with pins
+/// at the contacts of the tracks as they are.
 #[test]
-fn contacts_of_shaking_feet_are_read_from_smoothed_tracks() {
+fn shaking_feet_are_pinned_at_the_contacts_of_smoothed_tracks() {
     use rigml_motion::data::{contact_cutoff, contact_f1, foot_contacts, foot_shake};
     let s = source("cmu_08_01_walk");
     let clean = s.frames().unwrap();
@@ -921,15 +921,26 @@ fn contacts_of_shaking_feet_are_read_from_smoothed_tracks() {
     let (damaged, _) = damaged_copy(&s, &clean, &Noise::LEVELS[2], 3);
     let shake = foot_shake(&s, &damaged);
     assert_eq!(contact_cutoff(shake), Some(3.0), "damaged shake {shake}");
-    // Level 2's feet shake about 0.08 hip heights: read as they are.
+    // Level 2's feet shake about 0.08 hip heights: their contacts are read as they are.
     assert_eq!(contact_cutoff(0.08), None);
     let model = MotionModel::built_in(Task::Denoise).unwrap();
     let out = denoise(&model, &s, &damaged, &DenoiseOptions::default()).unwrap();
-    let result = as_frames(&clean, out.poses.clone());
-    let plain = contact_f1(&foot_contacts(&s, &result), &truth);
     let reported = contact_f1(&out.contacts, &truth);
-    println!("contact F1 at level 3: {reported:.3} (the detector on the poses as they are: {plain:.3})");
-    assert!(reported > plain + 0.05, "{reported} against {plain}");
+    // The same cleaning with pins at the contacts of the result's tracks as they are.
+    let unpinned = denoise(
+        &model,
+        &s,
+        &damaged,
+        &DenoiseOptions {
+            remove_skate: false,
+            ..DenoiseOptions::default()
+        },
+    )
+    .unwrap();
+    let plain = rigml_motion::data::remove_skate(&s, unpinned.poses, clean.fps, None).unwrap();
+    let before = contact_f1(&foot_contacts(&s, &as_frames(&clean, plain)), &truth);
+    println!("contact F1 at level 3: {reported:.3} (pinned at the tracks' own contacts: {before:.3})");
+    assert!(reported > before + 0.05, "{reported} against {before}");
 }
 
 /// Contact F1 (against the detector on the clean clip) of the detector run on foot tracks
@@ -941,7 +952,27 @@ fn contacts_of_shaking_feet_are_read_from_smoothed_tracks() {
 #[test]
 #[ignore = "a measurement"]
 fn contacts_from_smoothed_tracks() {
-    use rigml_motion::data::{contact_f1, foot_contacts, foot_contacts_smoothed, foot_shake};
+    use rigml_anim::cleanup::contacts::{detect, ContactParams};
+    use rigml_anim::cleanup::Filter;
+    use rigml_motion::data::{contact_f1, foot_contacts, foot_shake, foot_tracks};
+    // The detector on each foot track low-passed at `cutoff` first (none: as it is).
+    let smoothed_contacts = |s: &Source, frames: &rigml_anim::rig::Frames, cutoff: Option<f64>| {
+        let mut out = vec![[false; 4]; frames.poses.len()];
+        for (k, track) in foot_tracks(s, frames).iter().enumerate() {
+            let Some(track) = track else { continue };
+            let track = match cutoff {
+                Some(cutoff) => Filter::Butterworth { cutoff, order: 2 }
+                    .apply_vec3(track, frames.fps as f64)
+                    .unwrap(),
+                None => track.clone(),
+            };
+            let flags = detect(&track, s.info.hip_height, frames.fps, &ContactParams::default());
+            for (f, c) in flags.into_iter().enumerate() {
+                out[f][k] = c;
+            }
+        }
+        out
+    };
     let cutoffs: [Option<f64>; 6] = [None, Some(8.0), Some(6.0), Some(4.0), Some(3.0), Some(2.0)];
     let model = MotionModel::built_in(Task::Denoise).unwrap();
     let levels: Vec<Noise> = std::iter::once(Noise::default()).chain(Noise::LEVELS).collect();
@@ -957,7 +988,7 @@ fn contacts_from_smoothed_tracks() {
             let mut line = format!("{} L{l}", id);
             for (i, frames) in [&result, &damaged].into_iter().enumerate() {
                 for (c, cutoff) in cutoffs.iter().enumerate() {
-                    let f1 = contact_f1(&foot_contacts_smoothed(&s, frames, *cutoff), &truth);
+                    let f1 = contact_f1(&smoothed_contacts(&s, frames, *cutoff), &truth);
                     sums[l][i][c] += f1;
                     line += &format!(" {f1:.2}");
                 }
