@@ -52,17 +52,7 @@ fn the_built_in_model_denoises_a_val_clip() {
     let model = MotionModel::built_in(Task::Denoise).unwrap();
     let clean = s.frames().unwrap();
     let clean_poses: Vec<Vec<Transform>> = clean.poses.iter().map(|p| p.local.clone()).collect();
-    let mut damaged = clean.clone();
-    let up = s.info.facing * Vec3::Y;
-    corrupt(
-        &s.skeleton,
-        &mut damaged.poses,
-        clean.fps,
-        up,
-        s.info.hip_height,
-        &Noise::LEVELS[1],
-        5,
-    );
+    let (damaged, _) = damaged_copy(&s, &clean, &Noise::LEVELS[1], 5);
     let damaged_poses: Vec<Vec<Transform>> = damaged.poses.iter().map(|p| p.local.clone()).collect();
     let out = denoise(&model, &s, &damaged, &DenoiseOptions::default()).unwrap();
     assert_eq!(out.poses.len(), clean.poses.len());
