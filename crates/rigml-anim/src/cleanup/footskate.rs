@@ -123,7 +123,8 @@ pub struct FootskateOptions {
     /// Low-pass each foot track at this cutoff (Hz, zero-phase Butterworth of order 2) before
     /// finding its contacts; the pins are still placed on the track as it is. None: contacts
     /// of the track as it is (the default). For capture whose feet shake hard enough to break
-    /// the detector's speed test apart.
+    /// the detector's speed test apart. A cutoff that is not positive is refused; one at or
+    /// above the clip's Nyquist frequency leaves the tracks as they are.
     pub contact_cutoff: Option<f64>,
 }
 
@@ -256,6 +257,11 @@ pub fn remove_footskate(
     if !(hip_height > 0.0 && hip_height.is_finite()) {
         return Err(CleanupError::Parameter(format!(
             "hip height must be positive, got {hip_height}"
+        )));
+    }
+    if let Some(cutoff) = options.contact_cutoff.filter(|c| !(*c > 0.0 && c.is_finite())) {
+        return Err(CleanupError::Parameter(format!(
+            "the contact cutoff must be a positive frequency, got {cutoff} Hz"
         )));
     }
     for leg in legs {
@@ -634,6 +640,20 @@ mod tests {
         let frames = |r: &[std::ops::Range<usize>]| r.iter().map(|r| r.len()).sum::<usize>();
         assert!(plain.len() > 1 || frames(&plain) < 200, "{plain:?}");
         assert!(smoothed.len() == 1 && frames(&smoothed) > 200, "{smoothed:?}");
+        // A cutoff that is no frequency is refused, not ignored.
+        for bad in [0.0, -3.0, f64::NAN, f64::INFINITY] {
+            let mut frames = Frames {
+                fps: 120.0,
+                start: 0.0,
+                poses: poses.clone(),
+            };
+            let options = FootskateOptions {
+                contact_cutoff: Some(bad),
+                ..FootskateOptions::default()
+            };
+            let err = remove_footskate(&s, &mut frames, std::slice::from_ref(&left_leg()), 2.1, &options);
+            assert!(matches!(err, Err(CleanupError::Parameter(_))), "{bad}: {err:?}");
+        }
     }
 
     #[test]
