@@ -14,8 +14,8 @@
 # Example (3-4 minutes of training per fold):
 #   tools/subject-cv.sh cv-floor -- --steps 1500 --infill 0 --noise-evidence --floor-relative
 # Writes OUT_DIR/foldI/{manifest.tsv,model.safetensors,train.json,eval.json} and prints, per
-# noise level, the learned model's joint error (% of leg), skate and contact F1 as means over
-# every held-out clip.
+# noise level, the learned model's joint error (% of leg) and skate as means over every held-out
+# clip, and its contact F1 both as the mean of per-clip F1s and pooled over every held-out frame.
 set -euo pipefail
 out=${1:?usage: tools/subject-cv.sh OUT_DIR [-- train-motion flags]}
 shift
@@ -61,14 +61,17 @@ for f in range(1, k + 1):
     for r in json.load(open(f"{out}/fold{f}/eval.json"))["rows"]:
         if r["method"] != "learned":
             continue
-        s = sums.setdefault(r["level"], [0, 0.0, 0.0, 0.0])
+        s = sums.setdefault(r["level"], [0, 0.0, 0.0, 0.0, 0, 0])
         if r["level"] not in order:
             order.append(r["level"])
         n, m = r["clips"], r["mean"]
         s[0] += n; s[1] += n * m["joint_error"]; s[2] += n * m["skate"]; s[3] += n * m["contact_f1"]
-print("| noise | held-out clips | joint error (% leg) | skate (H/s) | contact F1 |")
-print("|---|---|---|---|---|")
+        c = r["contact_counts"]
+        s[4] += 2 * c["hits"]; s[5] += 2 * c["hits"] + c["false_alarms"] + c["misses"]
+print("| noise | held-out clips | joint error (% leg) | skate (H/s) | contact F1 (mean of clips) | contact F1 (pooled) |")
+print("|---|---|---|---|---|---|")
 for level in order:
-    n, e, sk, f1 = sums[level]
-    print(f"| {level} | {n} | {100 * e / n:.3f} | {sk / n:.4f} | {f1 / n:.3f} |")
+    n, e, sk, f1, hits2, all2 = sums[level]
+    pooled = hits2 / all2 if all2 else 1.0
+    print(f"| {level} | {n} | {100 * e / n:.3f} | {sk / n:.4f} | {f1 / n:.3f} | {pooled:.3f} |")
 EOF

@@ -17,7 +17,7 @@ use rigml_anim::rig::Frames;
 use rigml_core::{Pose, Transform};
 use rigml_eval::dataset::Dataset;
 use rigml_eval::retarget_metrics::{foot_skate, jitter};
-use rigml_motion::data::{contact_f1, foot_contacts, prepare, Source, NO_CUTS};
+use rigml_motion::data::{foot_contacts, prepare, ContactCounts, Source, NO_CUTS};
 use rigml_motion::denoise::{denoise, DenoiseOptions};
 use rigml_motion::features::MODEL_FPS;
 use rigml_motion::inbetween::{inbetween, inbetween_with, interpolate_keys};
@@ -83,6 +83,9 @@ pub struct Score {
     pub skate: f64,
     /// F1 of the contacts (ankles and toes) against the clean clip's.
     pub contact_f1: f64,
+    /// The frame counts that F1 is made of (summed over clips for the pooled F1).
+    #[serde(skip)]
+    pub contacts: ContactCounts,
 }
 
 #[derive(Serialize)]
@@ -90,7 +93,22 @@ struct Row {
     level: String,
     method: String,
     clips: usize,
+    /// Means over clips (`contact_f1`: the mean of per-clip F1s).
     mean: Score,
+    /// Contact F1 over every frame of every clip at once (METRICS.md §10): each contact frame
+    /// counts once, where the mean of per-clip F1s weighs a clip with a dozen contact frames
+    /// as much as a long walk.
+    contact_f1_pooled: f64,
+    /// The frame counts of the pooled F1, for pooling several reports (cross-validation folds).
+    contact_counts: Counts,
+}
+
+/// [`ContactCounts`] as the JSON report writes them.
+#[derive(Serialize)]
+struct Counts {
+    hits: u64,
+    false_alarms: u64,
+    misses: u64,
 }
 
 #[derive(Serialize)]
@@ -219,11 +237,13 @@ fn score_frames(
         Some(c) => c.to_vec(),
         None => foot_contacts(source, &as_frames(poses)),
     };
+    let contacts = ContactCounts::of(&found, &reference.contacts);
     Score {
         joint_error: error,
         jitter: jitter(&mapped, h, clean.fps).unwrap_or(0.0),
         skate: foot_skate(&feet, h, clean.fps).unwrap_or(0.0),
-        contact_f1: contact_f1(&found, &reference.contacts),
+        contact_f1: contacts.f1(),
+        contacts,
     }
 }
 
@@ -473,11 +493,18 @@ pub fn run(args: &Args) -> Result<String> {
                 mean.jitter += scores[m].jitter / k;
                 mean.skate += scores[m].skate / k;
                 mean.contact_f1 += scores[m].contact_f1 / k;
+                mean.contacts += scores[m].contacts;
             }
             rows.push(Row {
                 level: label.clone(),
                 method: method.to_string(),
                 clips: per_clip.len(),
+                contact_f1_pooled: mean.contacts.f1(),
+                contact_counts: Counts {
+                    hits: mean.contacts.hits,
+                    false_alarms: mean.contacts.false_alarms,
+                    misses: mean.contacts.misses,
+                },
                 mean,
             });
         }
@@ -546,19 +573,20 @@ pub fn run(args: &Args) -> Result<String> {
     }
     let _ = writeln!(
         out,
-        "| noise | method | joint error (% leg) | jitter (H/s³) | skate (H/s) | contact F1 |"
+        "| noise | method | joint error (% leg) | jitter (H/s³) | skate (H/s) | contact F1 (mean of clips) | contact F1 (pooled) |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
     for r in &report.rows {
         let _ = writeln!(
             out,
-            "| {} | {} | {:.3} | {:.1} | {:.4} | {:.3} |",
+            "| {} | {} | {:.3} | {:.1} | {:.4} | {:.3} | {:.3} |",
             r.level,
             r.method,
             100.0 * r.mean.joint_error,
             r.mean.jitter,
             r.mean.skate,
-            r.mean.contact_f1
+            r.mean.contact_f1,
+            r.contact_f1_pooled
         );
     }
     let _ = writeln!(

@@ -77,6 +77,29 @@ fn train_motion_writes_a_model_that_eval_motion_scores() {
     for r in rows {
         let e = r["mean"]["joint_error"].as_f64().unwrap();
         assert!(e.is_finite() && e >= 0.0, "{r}");
+        // The pooled contact F1 is the F1 of the counts written beside it.
+        let c = &r["contact_counts"];
+        let [hits, false_alarms, misses] =
+            ["hits", "false_alarms", "misses"].map(|k| c[k].as_u64().unwrap_or_else(|| panic!("{r}")) as f64);
+        let pooled = r["contact_f1_pooled"].as_f64().unwrap();
+        let expected = if hits + false_alarms + misses == 0.0 {
+            1.0
+        } else {
+            2.0 * hits / (2.0 * hits + false_alarms + misses)
+        };
+        assert!((pooled - expected).abs() < 1e-12, "{r}");
+    }
+    // The damaged clip itself finds every contact of the clean clip, and one clip's pooled F1
+    // is its own F1.
+    let clean_damaged = &rows[0];
+    assert!(
+        clean_damaged["contact_counts"]["hits"].as_u64().unwrap() > 0,
+        "{clean_damaged}"
+    );
+    assert_eq!(clean_damaged["contact_f1_pooled"].as_f64(), Some(1.0));
+    assert_eq!(report["clips"].as_array().unwrap().len(), 1);
+    for r in rows {
+        assert!((r["contact_f1_pooled"].as_f64().unwrap() - r["mean"]["contact_f1"].as_f64().unwrap()).abs() < 1e-12);
     }
     // The damaged clip at the heaviest level is further from the clean one than at the lightest.
     let error = |level: usize, method: &str| {

@@ -183,25 +183,62 @@ pub fn contact_cutoff(shake: f32) -> Option<f64> {
     (shake > 0.1).then_some(3.0)
 }
 
-/// F1 of `predicted` against `truth` contact flags over every frame and slot (1 when neither
-/// has a contact): how `rigml eval-motion` scores contacts (METRICS.md §10).
-pub fn contact_f1(predicted: &[[bool; CONTACTS]], truth: &[[bool; CONTACTS]]) -> f64 {
-    let (mut tp, mut fp, mut fneg) = (0.0, 0.0, 0.0);
-    for (p, t) in predicted.iter().zip(truth) {
-        for s in 0..CONTACTS {
-            match (p[s], t[s]) {
-                (true, true) => tp += 1.0,
-                (true, false) => fp += 1.0,
-                (false, true) => fneg += 1.0,
-                _ => {}
+/// Frames × slots where a method's contact flags agree or disagree with the truth's: the counts
+/// an F1 is made of. Summed over clips they give the pooled F1 of a whole split, in which every
+/// contact frame counts once; the mean of per-clip F1s instead gives a clip whose truth holds a
+/// dozen contact frames (a run the detector finds one brief stance in) as much weight as a long
+/// walk, and scores it 0 for missing them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ContactCounts {
+    /// Contact in both.
+    pub hits: u64,
+    /// Contact found where the truth has none.
+    pub false_alarms: u64,
+    /// Truth's contact not found.
+    pub misses: u64,
+}
+
+impl ContactCounts {
+    /// The counts of `predicted` against `truth` over every frame both have and every slot.
+    pub fn of(predicted: &[[bool; CONTACTS]], truth: &[[bool; CONTACTS]]) -> ContactCounts {
+        let mut c = ContactCounts::default();
+        for (p, t) in predicted.iter().zip(truth) {
+            for s in 0..CONTACTS {
+                match (p[s], t[s]) {
+                    (true, true) => c.hits += 1,
+                    (true, false) => c.false_alarms += 1,
+                    (false, true) => c.misses += 1,
+                    _ => {}
+                }
             }
         }
+        c
     }
-    if tp + fp + fneg == 0.0 {
-        1.0
-    } else {
-        2.0 * tp / (2.0 * tp + fp + fneg)
+
+    /// F1 of these counts: `2 hits / (2 hits + false alarms + misses)`, 1 when there is no
+    /// contact in either.
+    pub fn f1(&self) -> f64 {
+        let (tp, wrong) = (self.hits as f64, (self.false_alarms + self.misses) as f64);
+        if tp + wrong == 0.0 {
+            1.0
+        } else {
+            2.0 * tp / (2.0 * tp + wrong)
+        }
     }
+}
+
+impl std::ops::AddAssign for ContactCounts {
+    fn add_assign(&mut self, other: ContactCounts) {
+        self.hits += other.hits;
+        self.false_alarms += other.false_alarms;
+        self.misses += other.misses;
+    }
+}
+
+/// F1 of `predicted` against `truth` contact flags over every frame and slot (1 when neither
+/// has a contact): the per-clip score `rigml eval-motion` averages (METRICS.md §10).
+pub fn contact_f1(predicted: &[[bool; CONTACTS]], truth: &[[bool; CONTACTS]]) -> f64 {
+    ContactCounts::of(predicted, truth).f1()
 }
 
 /// Step limits that never cut a track: the prefilter smooths across everything (capture noise
@@ -473,6 +510,45 @@ pub fn statistics(data: &[Prepared], min_spread: f32) -> (Vec<f32>, Vec<f32>) {
 mod tests {
     use super::*;
     use crate::features::tests::frame;
+
+    /// Pooled counts weigh every contact frame once: a long walk found well and a run whose
+    /// dozen truth contact frames are missed pool to a high F1, while their per-clip F1s
+    /// average to about half.
+    #[test]
+    fn pooled_contact_counts_weigh_every_frame_once() {
+        let flags = |on: &[bool]| -> Vec<[bool; CONTACTS]> { on.iter().map(|&b| [b, false, b, false]).collect() };
+        let walk_truth: Vec<bool> = (0..1000).map(|f| f % 100 < 60).collect();
+        let walk_found: Vec<bool> = (0..1000).map(|f| f % 100 < 58).collect();
+        let run_truth: Vec<bool> = (0..600).map(|f| (300..306).contains(&f)).collect();
+        let run_found = vec![false; 600];
+        let walk = ContactCounts::of(&flags(&walk_found), &flags(&walk_truth));
+        let run = ContactCounts::of(&flags(&run_found), &flags(&run_truth));
+        assert_eq!(
+            walk,
+            ContactCounts {
+                hits: 1160,
+                false_alarms: 0,
+                misses: 40
+            }
+        );
+        assert_eq!(
+            run,
+            ContactCounts {
+                hits: 0,
+                false_alarms: 0,
+                misses: 12
+            }
+        );
+        assert_eq!(run.f1(), 0.0);
+        let mut pooled = walk;
+        pooled += run;
+        assert!((pooled.f1() - 2320.0 / 2372.0).abs() < 1e-12);
+        let mean = 0.5 * (walk.f1() + run.f1());
+        assert!(mean < 0.5 && pooled.f1() > 0.97, "{mean} {}", pooled.f1());
+        // No contact in either: agreement.
+        assert_eq!(ContactCounts::of(&flags(&run_found), &flags(&run_found)).f1(), 1.0);
+        assert_eq!(contact_f1(&flags(&walk_found), &flags(&walk_truth)), walk.f1());
+    }
 
     /// `A β² + 2 B β + C` is the mean squared error of keeping a share β of the residual, over
     /// the clip frames that make each model frame.
