@@ -24,7 +24,8 @@ METHOD_ITEMS = [
 ]
 
 TEMPLATE_ITEMS = [
-    ("detect", "Detect", "Humanoid when the mesh is a standing humanoid, else the general template"),
+    ("detect", "Detect", "Humanoid when the mesh is a standing humanoid, else a stored artist's rig of a "
+     "like-shaped training character, else the general template"),
     ("humanoid", "Humanoid", "Mixamo-named humanoid skeleton (retargetable)"),
     ("auto", "Any Shape", "A curve skeleton of any shape, pruned by the learned placer"),
 ]

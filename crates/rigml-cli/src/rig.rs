@@ -24,10 +24,12 @@ pub const MOTION: &str = "motion";
 /// `rigml rig` and `rigml rig-seq`, which rig their mesh the same way.
 #[derive(clap::Args)]
 pub struct RigChoice {
-    /// Skeleton template: detect (humanoid when the shape is a standing humanoid, else auto),
+    /// Skeleton template: detect (humanoid when the shape is a standing humanoid, else the
+    /// skeleton model's library rig when the shape is like one of its characters, else auto),
     /// humanoid (Mixamo-named, retargetable), auto (any shape), curve (auto without the
-    /// learned model's pruning), learned (the skeleton model alone) or, for rig-seq only,
-    /// motion (joints where the sequence's own rigid parts turn; --skin is not used).
+    /// learned model's pruning), learned (the skeleton model alone), library (the library's
+    /// most alike rig, however alike) or, for rig-seq only, motion (joints where the
+    /// sequence's own rigid parts turn; --skin is not used).
     #[arg(long, default_value = "detect",
           value_parser = clap::builder::PossibleValuesParser::new(TEMPLATES.iter().copied().chain([MOTION])))]
     pub template: String,
@@ -39,7 +41,8 @@ pub struct RigChoice {
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
     /// A model file from `rigml train-skeleton` for the templates that use one (detect, auto,
-    /// learned; default: the embedded model).
+    /// learned, library; default: the embedded model). Its rig library is the rigs of the
+    /// characters it was trained on (or given with `rigml train-skeleton --library-into`).
     #[arg(long, value_name = "FILE")]
     pub skeleton_model: Option<PathBuf>,
 }
@@ -57,7 +60,7 @@ impl RigChoice {
         if self.template == MOTION {
             bail!(
                 "--template motion reads the skeleton from how a mesh sequence moves: it is for \
-                 `rigml rig-seq`; a single mesh takes detect, humanoid, auto, curve or learned"
+                 `rigml rig-seq`; a single mesh takes detect, humanoid, auto, curve, learned or library"
             );
         }
         let placer = placer_with_model(&self.template, controls, self.skeleton_model.as_deref())?;
@@ -76,8 +79,15 @@ Examples:
   rigml rig robot.fbx --template auto --max-influences 4 -o robot.glb --force
   rigml rig creature.obj -o creature.fbx                    (binary FBX for Maya, Max, Blender)
   rigml rig creature.obj -o creature.glb --json             (joints and seconds per stage)
+  rigml rig fish.glb --skeleton-model mine.safetensors -o fish-rigged.glb
+                          (a studio's rigs as the library: rigml train-skeleton --library-into)
 The default template (detect) uses the humanoid template when the mesh is a standing humanoid
-(T- or A-pose) and the general one otherwise. The general template (auto) finds a curve
+(T- or A-pose). For any other shape it first looks for a rig to reuse: the skeleton model keeps
+the rigs of the characters it was trained on (its rig library), and when the mesh's shape (how
+its surface spreads over its bounding box, and the box's proportions) is like one of theirs
+(similarity 0.6 or more), that character's rig, its joint names and conventions included, is
+moved onto the mesh by the two bounding boxes (--template library always takes the most alike
+rig); otherwise it uses the general template. The general template (auto) finds a curve
 skeleton of any shape: joints at the centres of the limbs' cross-sections, left/right pairs
 named _L/_R when the mesh is mirror symmetric. When the learned skeleton model, trained on
 artists' rigs, puts no joint near a quarter or more of it (fins, lanterns, spikes), those end
@@ -92,7 +102,9 @@ chain to aim at). Both templates put a ground root (`root`) above the body's roo
 joint (Hips, or the general template's body): a weightless joint at the model's origin, or
 on the floor under the mesh when the origin lies outside it, where game engines expect the
 root for root motion (on a four-legged shape raised to where artists put it, about a third of
-the leg's height up); --no-ground-root leaves it out.")]
+the leg's height up); --no-ground-root leaves it out. A library rig keeps its artist's own
+root and control joints; with --poles or --no-ground-root, which shape the templates'
+skeletons, detect skips the library.")]
 pub struct Args {
     /// The mesh to rig (.obj, .glb, .gltf, .fbx); a skeleton or skin in it is ignored.
     pub input: PathBuf,
@@ -102,7 +114,8 @@ pub struct Args {
     #[command(flatten)]
     pub choice: RigChoice,
     /// Add IK pole targets in front of a four-legged shape's legs (general template; control
-    /// joints without weight, `front_leg_pole_L` ...).
+    /// joints without weight, `front_leg_pole_L` ...). `detect` then skips the rig library, as
+    /// with --no-ground-root.
     #[arg(long)]
     pub poles: bool,
     /// Leave out the ground root (`root`, weightless, at the model's origin) that the humanoid

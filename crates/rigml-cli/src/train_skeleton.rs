@@ -21,7 +21,8 @@ use std::path::PathBuf;
 #[command(after_help = "\
 Needs a build with training (the `train` cargo feature, which builds burn; the default build
 leaves it out): cargo build --release --features train, or
-cargo install --path crates/rigml-cli --features train.
+cargo install --path crates/rigml-cli --features train. --library-into trains nothing and runs
+in any build.
 
 Examples:
   rigml train-skeleton --split train --val val -o skel.safetensors
@@ -29,11 +30,16 @@ Examples:
   rigml train-skeleton --val val -o skel.safetensors --resume skel.safetensors.ckpt --force
   rigml train-skeleton --val val --hold-out-fold 2/5 -o cv/skel2.safetensors
                     (without the families of fold 2 of 5: score with rigml eval --folds 5)
+  rigml train-skeleton --data my_rigs --library-into skel.safetensors -o mine.safetensors
+                    (no training: skel.safetensors with my_rigs' train characters as its
+                    rig library, which `rigml rig` then reuses for meshes shaped like them)
 Writes OUTPUT, OUTPUT.ckpt every --checkpoint-every steps and a PNG of the loss curves
 (OUTPUT with the extension replaced by -curves.png). With --val, the clustering settings
 (mean-shift bandwidth, merge radius, minimum vote mass, confidence power) are chosen by the
 mean CD-J2J plus 0.02 x the mean relative joint-count error on that split's characters and
-stored in the model.")]
+stored in the model. The model also stores the rigs of the characters it was trained on (its
+rig library: `rigml rig`'s default template reuses the most alike rig, moved onto the new
+mesh, when the shapes are alike enough; --template library always does).")]
 pub struct Args {
     /// The data folder holding manifest.tsv, or the manifest itself.
     #[arg(long, default_value = "../shared/data")]
@@ -93,6 +99,10 @@ pub struct Args {
     /// Continue from a checkpoint or model (its weights and step count).
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
+    /// Train nothing: write this skeleton model with the --split characters' rigs as its rig
+    /// library (replacing any it had), e.g. a studio's own rigs beside the shipped network.
+    #[arg(long, value_name = "MODEL")]
+    pub library_into: Option<PathBuf>,
     /// Replace OUTPUT (and its curves PNG) if they exist.
     #[arg(long)]
     pub force: bool,
@@ -181,6 +191,9 @@ pub fn run(args: &Args) -> Result<String> {
         bail!("--pose-degrees must lie in [0, 90], got {}", args.pose_degrees);
     }
     recipe.validate()?;
+    if let Some(model) = &args.library_into {
+        return library_into(args, model);
+    }
     // Before any work: a build without training, or a GPU build on a machine without a usable
     // GPU, stops here.
     let device = rigml_learn::training_device_name()?;
@@ -295,4 +308,47 @@ fn curves_png(history: &History) -> Result<Vec<u8>> {
         &val,
         "10·L1(offset) + BCE(conf) + 0.2·L1(log spacing)",
     )?)
+}
+
+#[derive(Serialize)]
+struct LibrarySummary {
+    model: String,
+    from: String,
+    rigs: usize,
+    skipped: Vec<String>,
+}
+
+/// `--library-into MODEL`: MODEL with the rigs of the split's characters as its library.
+fn library_into(args: &Args, model_path: &std::path::Path) -> Result<String> {
+    if args.output.exists() && !args.force {
+        bail!("{}: exists (use --force to replace it)", args.output.display());
+    }
+    let bytes = std::fs::read(model_path).with_context(|| format!("{}", model_path.display()))?;
+    let mut model = net::from_bytes(&bytes, &model_path.display().to_string())?;
+    let dataset = Dataset::open(&args.data)?;
+    let (library, skipped) =
+        rigml::train::skeleton::rig_library(&dataset, &args.split, args.hold_out_fold, &mut |_| Ok(()))?;
+    library.write_into(&mut model);
+    model.metadata.insert(
+        "rigml.skeleton.library.command".into(),
+        std::env::args().collect::<Vec<_>>().join(" "),
+    );
+    rigml_io::atomic::write(&args.output, &model.to_bytes()?, args.force)?;
+    let summary = LibrarySummary {
+        model: args.output.display().to_string(),
+        from: model_path.display().to_string(),
+        rigs: library.rigs.len(),
+        skipped,
+    };
+    if args.json {
+        return Ok(serde_json::to_string_pretty(&summary)? + "\n");
+    }
+    let mut out = format!(
+        "wrote {}: {} with a rig library of {} characters of {}\n",
+        summary.model, summary.from, summary.rigs, args.split
+    );
+    for s in &summary.skipped {
+        let _ = writeln!(out, "skipped {s}");
+    }
+    Ok(out)
 }

@@ -297,3 +297,91 @@ fn eval_scores_rig_auto_with_skeleton_metrics() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("rig-nothing"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_studio_rig_library_rigs_a_mesh_shaped_like_one_of_its_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    // A studio's rigs: two train characters, written as a manifest of its own.
+    let mut manifest = "id\tkind\tsplit\tpath\tformat\n".to_string();
+    for id in ["quaternius-cute-fish-goldfish", "quaternius-animals-fox"] {
+        let row = common::rows_where("id", id);
+        let row = row.first().unwrap_or_else(|| panic!("{id} in the manifest"));
+        manifest += &format!(
+            "{id}\tcharacter\ttrain\t{}\t{}\n",
+            row.path().display(),
+            row.get("format")
+        );
+    }
+    std::fs::write(dir.path().join("manifest.tsv"), manifest).unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/skeleton-default.safetensors");
+    let into = [
+        "train-skeleton",
+        "--data",
+        "manifest.tsv",
+        "--library-into",
+        s(&shipped),
+        "-o",
+        "studio.safetensors",
+        "--json",
+    ];
+    let o = rigml(dir.path(), &into);
+    assert_ok(&o);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rigs"], 2, "{v}");
+    // Not clobbered without --force.
+    let o = rigml(dir.path(), &into);
+    assert!(!o.status.success() && stderr(&o).contains("exists"), "{}", stderr(&o));
+
+    // The val koi, a bare mesh, takes the goldfish's rig with its artist's joint names.
+    let koi = common::asset("quaternius-cute-fish-koi");
+    assert_ok(&rigml(dir.path(), &["convert", s(&koi), "koi.obj"]));
+    let rig = |template: &str, out: &str| {
+        let args = [
+            "rig",
+            "koi.obj",
+            "--template",
+            template,
+            "--skeleton-model",
+            "studio.safetensors",
+            "-o",
+            out,
+            "--json",
+        ];
+        let o = rigml(dir.path(), &args);
+        assert_ok(&o);
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    let goldfish = rigml_io::load(&common::asset("quaternius-cute-fish-goldfish")).unwrap();
+    for template in ["library", "detect"] {
+        let v = rig(template, &format!("koi-{template}.glb"));
+        assert_eq!(v["template"], "library", "{template}: {v}");
+        let mut names: Vec<&str> = v["joint_names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let mut artist: Vec<&str> = goldfish.skeleton.names.iter().map(String::as_str).collect();
+        names.sort();
+        artist.sort();
+        assert_eq!(names, artist, "{template}");
+        let rigged = rigml_io::load(&dir.path().join(format!("koi-{template}.glb"))).unwrap();
+        rigged.validate().unwrap();
+        assert!(rigged.skin.is_some());
+    }
+    // A file that is no skeleton model is refused, naming it.
+    let o = rigml(
+        dir.path(),
+        &[
+            "rig",
+            "koi.obj",
+            "--template",
+            "library",
+            "-o",
+            "x.glb",
+            "--skeleton-model",
+            "koi.obj",
+        ],
+    );
+    assert_clean_failure(&o, "koi.obj");
+}

@@ -11,6 +11,7 @@ pub mod detect;
 pub mod ground;
 pub mod humanoid;
 pub mod learned;
+pub mod library;
 pub mod orient;
 pub mod placed;
 pub mod scene;
@@ -20,6 +21,7 @@ pub use curve::{CurveParams, CurveSkeleton};
 pub use detect::Detect;
 pub use humanoid::{looks_humanoid, Humanoid, HumanoidCheck};
 pub use learned::LearnedPlacer;
+pub use library::{LibraryMatch, LibraryPlacer};
 pub use placed::PlacedSkeleton;
 
 use rigml_core::{Character, Mesh, Skeleton, Skin, Transform};

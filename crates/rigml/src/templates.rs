@@ -6,10 +6,11 @@ use rigml_rig::SkeletonPlacer;
 use std::path::Path;
 
 /// The templates a name can be. `detect` (the default) is `humanoid` when the shape is a
-/// standing humanoid, else `auto` (the curve skeleton less the end chains the learned placer
-/// finds no joint near); `curve` is the curve skeleton alone and `learned` the learned placer
-/// alone.
-pub const TEMPLATES: &[&str] = &["detect", "humanoid", "auto", "curve", "learned"];
+/// standing humanoid, else the skeleton model's rig library when the shape is like one of its
+/// characters, else `auto` (the curve skeleton less the end chains the learned placer finds no
+/// joint near); `curve` is the curve skeleton alone, `learned` the learned placer alone and
+/// `library` the library's most alike rig however alike.
+pub const TEMPLATES: &[&str] = &["detect", "humanoid", "auto", "curve", "learned", "library"];
 
 /// Which weightless control joints the templates add.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +43,7 @@ pub fn placer(template: &str, controls: Controls) -> Result<Box<dyn SkeletonPlac
 
 /// [`placer`] with the skeleton model read from `skeleton_model` (a file from `rigml
 /// train-skeleton`) instead of the embedded one, for the templates that use it (`detect`,
-/// `auto`, `learned`); `humanoid` and `curve` use no model and ignore it. This is how a user's
+/// `auto`, `learned`, `library`); `humanoid` and `curve` use no model and ignore it. This is how a user's
 /// own skeleton model, or a cross-validation fold's, places joints.
 pub fn placer_with_model(
     template: &str,
@@ -75,8 +76,11 @@ pub fn placer_with_model(
                 curve,
                 learned: learned()?,
             },
+            // The controls are the templates': asking for other controls asks for the templates.
+            library: controls == Controls::default(),
         }),
         "learned" => Box::new(learned()?),
+        "library" => Box::new(rigml_rig::LibraryPlacer { learned: learned()? }),
         other => {
             return Err(invalid(format!(
                 "unknown template {other:?} (choose one of {})",

@@ -16,6 +16,7 @@
 pub mod data;
 pub mod forward;
 pub mod joints;
+pub mod library;
 pub mod net;
 pub mod points;
 pub mod train;
@@ -48,6 +49,8 @@ pub struct Predictor {
     /// The model's network, loaded and checked once.
     net: SkeletonForward,
     pub settings: Settings,
+    /// The artists' rigs stored with the network, if the file holds any ([`library`]).
+    library: Option<library::RigLibrary>,
 }
 
 /// What the network says about one mesh, before clustering (reused when searching settings).
@@ -80,7 +83,13 @@ impl Predictor {
     pub fn new(model: ModelFile) -> Result<Predictor, LearnError> {
         let net = SkeletonForward::from_weights(&model.weights)?;
         let settings = Settings::from_metadata(|k| model.setting(k));
-        Ok(Predictor { model, net, settings })
+        let library = library::RigLibrary::from_model(&model)?;
+        Ok(Predictor {
+            model,
+            net,
+            settings,
+            library,
+        })
     }
 
     /// The default model shipped inside the binary.
@@ -95,6 +104,11 @@ impl Predictor {
             source,
         })?;
         Predictor::new(net::from_bytes(&bytes, &path.display().to_string())?)
+    }
+
+    /// The rig library stored with the network (none in files written before it existed).
+    pub fn library(&self) -> Option<&library::RigLibrary> {
+        self.library.as_ref()
     }
 
     /// The model behind this predictor.

@@ -49,7 +49,9 @@ METHODS: tuple[str, ...] = tuple(_rigml.names()["methods"])
 """Skin methods: learned (the trained network), nearest, heat (Blender's automatic weights),
 voxel (Maya's geodesic voxel binding)."""
 TEMPLATES: tuple[str, ...] = tuple(_rigml.names()["templates"])
-"""Skeleton templates for :func:`rig`: detect, humanoid, auto, curve, learned."""
+"""Skeleton templates for :func:`rig`: detect, humanoid, auto, curve, learned, library (the
+skeleton model's stored rig of the most alike training character; detect uses it for shapes
+that are not standing humanoids when they are alike enough)."""
 
 
 @dataclass

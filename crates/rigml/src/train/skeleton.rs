@@ -12,6 +12,7 @@ use rigml_eval::skeleton_metrics::{score, JointSet};
 use rigml_eval::Fold;
 use rigml_learn::skeleton::data::{character_shapes, Augment, Shape};
 use rigml_learn::skeleton::joints::{Modes, Settings, Tree};
+use rigml_learn::skeleton::library::RigLibrary;
 use rigml_learn::skeleton::train::{Config, History, Losses};
 use rigml_learn::skeleton::{Predictor, Votes};
 use rigml_learn::{LearnError, ModelFile};
@@ -131,7 +132,8 @@ pub fn train_skeleton(
         Some(fold) => dataset.select_fold(Some("character"), Some(&recipe.split), fold, false)?,
         None => characters(dataset, &recipe.split)?,
     };
-    let (train_clouds, ids, mut skipped) = clouds(&train_rows, &recipe.augment, progress)?;
+    let mut library = RigLibrary::default();
+    let (train_clouds, ids, mut skipped) = clouds(&train_rows, &recipe.augment, Some(&mut library), progress)?;
     let val_rows = match &recipe.val {
         Some(split) => characters(dataset, split)?,
         None => Vec::new(),
@@ -139,7 +141,7 @@ pub fn train_skeleton(
     let (val_clouds, _, val_skipped) = if val_rows.is_empty() {
         (Vec::new(), Vec::new(), Vec::new())
     } else {
-        clouds(&val_rows, &Augment::none(recipe.augment.seed), progress)?
+        clouds(&val_rows, &Augment::none(recipe.augment.seed), None, progress)?
     };
     skipped.extend(val_skipped);
     let seconds_data = started.elapsed().as_secs_f64();
@@ -167,6 +169,7 @@ pub fn train_skeleton(
         &mut |event| progress(Progress::Fit { member: 0, event }),
     )?;
     let seconds_training = trained_at.elapsed().as_secs_f64();
+    library.write_into(&mut model);
     let settings_at = Instant::now();
     let chosen = if val_rows.is_empty() {
         None
@@ -212,10 +215,12 @@ fn characters<'a>(dataset: &'a Dataset, split: &str) -> Result<Vec<&'a AssetRow>
     Ok(rows)
 }
 
-/// Clouds of every character of `rows` (characters without a skeleton are skipped and named).
+/// Clouds of every character of `rows` (characters without a skeleton are skipped and named),
+/// and, with `library`, their rigs added to it.
 fn clouds(
     rows: &[&AssetRow],
     augment: &Augment,
+    mut library: Option<&mut RigLibrary>,
     progress: &mut dyn FnMut(Progress<Losses>) -> Result<(), LearnError>,
 ) -> Result<(Vec<Shape>, Vec<String>, Vec<String>)> {
     let mut all = Vec::new();
@@ -229,6 +234,9 @@ fn clouds(
             skipped.push(format!("{} (no skeleton)", row.id));
             continue;
         }
+        if let Some(library) = library.as_deref_mut() {
+            add_rig(library, row, &character)?;
+        }
         let salt = row.id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
         });
@@ -239,6 +247,51 @@ fn clouds(
     }
     item(progress, Phase::Clouds, rows.len(), rows.len(), "")?;
     Ok((all, ids, skipped))
+}
+
+/// Add `character`'s rig (its mesh, joint names, parents and bind positions) to `library`.
+fn add_rig(library: &mut RigLibrary, row: &AssetRow, character: &rigml_core::Character) -> Result<()> {
+    let s = &character.skeleton;
+    library
+        .add(
+            &row.id,
+            &character.mesh.positions,
+            &character.mesh.triangles,
+            &s.names,
+            &s.parents,
+            &s.bind_positions(),
+        )
+        .map_err(|e| invalid(format!("{}: {e}", row.path.display())))
+}
+
+/// The rig library of the characters of `split` (or, with `hold_out_fold`, of the split less
+/// that fold's families): what `rigml train-skeleton` stores with the network it trains, built
+/// alone to give an existing model a library (`rigml train-skeleton --library-into`).
+/// Characters without a skeleton are skipped and named.
+pub fn rig_library(
+    dataset: &Dataset,
+    split: &str,
+    hold_out_fold: Option<Fold>,
+    progress: &mut dyn FnMut(Progress<Losses>) -> Result<(), LearnError>,
+) -> Result<(RigLibrary, Vec<String>)> {
+    let rows = match hold_out_fold {
+        Some(fold) => dataset.select_fold(Some("character"), Some(split), fold, false)?,
+        None => characters(dataset, split)?,
+    };
+    let mut library = RigLibrary::default();
+    let mut skipped = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        item(progress, Phase::Clouds, i, rows.len(), &row.id)?;
+        let character =
+            rigml_io::load(&row.path).map_err(|e| invalid(format!("{}: {}: {e}", row.path.display(), row.id)))?;
+        if character.skeleton.is_empty() {
+            skipped.push(format!("{} (no skeleton)", row.id));
+            continue;
+        }
+        add_rig(&mut library, row, &character)?;
+    }
+    item(progress, Phase::Clouds, rows.len(), rows.len(), "")?;
+    Ok((library, skipped))
 }
 
 /// CD-J2J of a predicted tree against a character's GT skeleton (METRICS.md §1 units).
