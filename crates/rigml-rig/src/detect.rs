@@ -15,8 +15,9 @@ use rigml_core::Mesh;
 /// Tries [`Humanoid`]; when it refuses the shape (a [`RigError::Placement`]: not a standing
 /// humanoid, legs that never join, ...), with `library`, the skeleton model's rig library's
 /// most alike rig when the similarity reaches the library's threshold, else [`Auto`]. Other
-/// errors (an empty or broken mesh) are returned as they are. Its name is always `"detect"`; which template a
-/// mesh got is what [`SkeletonPlacer::place_with_template`] (and [`Detect::choose`]) return.
+/// errors (an empty or broken mesh) are returned as they are. Its name is always `"detect"`;
+/// which template a mesh got is what [`SkeletonPlacer::place_with_template`] (and
+/// [`Detect::choose`]) return.
 #[derive(Debug)]
 pub struct Detect {
     pub humanoid: Humanoid,

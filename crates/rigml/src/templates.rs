@@ -43,8 +43,9 @@ pub fn placer(template: &str, controls: Controls) -> Result<Box<dyn SkeletonPlac
 
 /// [`placer`] with the skeleton model read from `skeleton_model` (a file from `rigml
 /// train-skeleton`) instead of the embedded one, for the templates that use it (`detect`,
-/// `auto`, `learned`, `library`); `humanoid` and `curve` use no model and ignore it. This is how a user's
-/// own skeleton model, or a cross-validation fold's, places joints.
+/// `auto`, `learned`, `library`); `humanoid` and `curve` use no model and ignore it. This is
+/// how a user's own skeleton model (and rig library), or a cross-validation fold's, places
+/// joints.
 pub fn placer_with_model(
     template: &str,
     controls: Controls,
