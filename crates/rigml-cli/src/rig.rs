@@ -195,6 +195,10 @@ pub fn run(args: &Args) -> Result<String> {
         mut character,
         template,
     } = rigged?;
+    // Which training character's rig the library gave, and how alike the shapes were.
+    let library_rig = (template == "library")
+        .then(|| library_source(&args.choice, &character.mesh))
+        .flatten();
     if let Some(m) = placement {
         rigml_rig::scene::place_in_scene(&mut character.skeleton, m);
     }
@@ -217,6 +221,10 @@ pub fn run(args: &Args) -> Result<String> {
             "input": args.input.display().to_string(),
             "output": args.output.display().to_string(),
             "template": template,
+            "library_rig": library_rig.as_ref().map(|(id, similarity)| serde_json::json!({
+                "id": id,
+                "similarity": similarity,
+            })),
             "skin": solver.name(),
             "vertices": vertices,
             "joints": character.skeleton.joint_count(),
@@ -263,13 +271,16 @@ pub fn run(args: &Args) -> Result<String> {
              carries that, so the rigged mesh shows where the input's did"
         );
     }
+    let placed_by = match &library_rig {
+        Some((id, similarity)) => format!("library: the rig of {id}, similarity {similarity:.2}"),
+        None => template.to_string(),
+    };
     let _ = writeln!(
         out,
-        "{}: {} joints placed ({}) in {place_s:.2} s, {} weights for {vertices} vertices in {skin_s:.2} s \
+        "{}: {} joints placed ({placed_by}) in {place_s:.2} s, {} weights for {vertices} vertices in {skin_s:.2} s \
          (up to {influences} influences)",
         args.input.display(),
         character.skeleton.joint_count(),
-        template,
         solver.name(),
     );
     for a in &character.attachments {
@@ -294,4 +305,15 @@ fn describe(m: glam::Mat4) -> (f32, [f32; 3], f32, [f32; 3]) {
         (axis, angle)
     };
     (scale.x, axis.to_array(), angle.to_degrees(), translation.to_array())
+}
+
+/// The skeleton model's library rig that best matches `mesh` (the one the `detect` and
+/// `library` templates took): its id and similarity, for the report.
+fn library_source(choice: &RigChoice, mesh: &rigml_core::Mesh) -> Option<(String, f32)> {
+    let learned = match &choice.skeleton_model {
+        Some(path) => rigml_rig::LearnedPlacer::from_file(path).ok()?,
+        None => rigml_rig::LearnedPlacer::embedded().ok()?,
+    };
+    let found = rigml_rig::library::best_match(learned.predictor().library()?, mesh).ok()??;
+    Some((found.id, found.similarity))
 }

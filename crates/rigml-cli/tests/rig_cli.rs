@@ -355,6 +355,8 @@ fn a_studio_rig_library_rigs_a_mesh_shaped_like_one_of_its_characters() {
     for template in ["library", "detect"] {
         let v = rig(template, &format!("koi-{template}.glb"));
         assert_eq!(v["template"], "library", "{template}: {v}");
+        assert_eq!(v["library_rig"]["id"], "quaternius-cute-fish-goldfish", "{v}");
+        assert!(v["library_rig"]["similarity"].as_f64().unwrap() >= 0.6, "{v}");
         let mut names: Vec<&str> = v["joint_names"]
             .as_array()
             .unwrap()
