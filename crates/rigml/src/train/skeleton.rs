@@ -228,12 +228,9 @@ fn clouds(
     let mut skipped = Vec::new();
     for (i, row) in rows.iter().enumerate() {
         item(progress, Phase::Clouds, i, rows.len(), &row.id)?;
-        let character =
-            rigml_io::load(&row.path).map_err(|e| invalid(format!("{}: {}: {e}", row.path.display(), row.id)))?;
-        if character.skeleton.is_empty() {
-            skipped.push(format!("{} (no skeleton)", row.id));
+        let Some(character) = load_rigged(row, &mut skipped)? else {
             continue;
-        }
+        };
         if let Some(library) = library.as_deref_mut() {
             add_rig(library, row, &character)?;
         }
@@ -247,6 +244,17 @@ fn clouds(
     }
     item(progress, Phase::Clouds, rows.len(), rows.len(), "")?;
     Ok((all, ids, skipped))
+}
+
+/// `row`'s character; `None`, named in `skipped`, when it has no skeleton.
+fn load_rigged(row: &AssetRow, skipped: &mut Vec<String>) -> Result<Option<rigml_core::Character>> {
+    let character =
+        rigml_io::load(&row.path).map_err(|e| invalid(format!("{}: {}: {e}", row.path.display(), row.id)))?;
+    if character.skeleton.is_empty() {
+        skipped.push(format!("{} (no skeleton)", row.id));
+        return Ok(None);
+    }
+    Ok(Some(character))
 }
 
 /// Add `character`'s rig (its mesh, joint names, parents and bind positions) to `library`.
@@ -282,13 +290,9 @@ pub fn rig_library(
     let mut skipped = Vec::new();
     for (i, row) in rows.iter().enumerate() {
         item(progress, Phase::Clouds, i, rows.len(), &row.id)?;
-        let character =
-            rigml_io::load(&row.path).map_err(|e| invalid(format!("{}: {}: {e}", row.path.display(), row.id)))?;
-        if character.skeleton.is_empty() {
-            skipped.push(format!("{} (no skeleton)", row.id));
-            continue;
+        if let Some(character) = load_rigged(row, &mut skipped)? {
+            add_rig(&mut library, row, &character)?;
         }
-        add_rig(&mut library, row, &character)?;
     }
     item(progress, Phase::Clouds, rows.len(), rows.len(), "")?;
     Ok((library, skipped))
