@@ -194,11 +194,8 @@ pub fn run(args: &Args) -> Result<String> {
     let rigml_rig::Rigged {
         mut character,
         template,
+        library_rig,
     } = rigged?;
-    // Which training character's rig the library gave, and how alike the shapes were.
-    let library_rig = (template == "library")
-        .then(|| library_source(&args.choice, &character.mesh))
-        .flatten();
     if let Some(m) = placement {
         rigml_rig::scene::place_in_scene(&mut character.skeleton, m);
     }
@@ -305,15 +302,4 @@ fn describe(m: glam::Mat4) -> (f32, [f32; 3], f32, [f32; 3]) {
         (axis, angle)
     };
     (scale.x, axis.to_array(), angle.to_degrees(), translation.to_array())
-}
-
-/// The skeleton model's library rig that best matches `mesh` (the one the `detect` and
-/// `library` templates took): its id and similarity, for the report.
-fn library_source(choice: &RigChoice, mesh: &rigml_core::Mesh) -> Option<(String, f32)> {
-    let learned = match &choice.skeleton_model {
-        Some(path) => rigml_rig::LearnedPlacer::from_file(path).ok()?,
-        None => rigml_rig::LearnedPlacer::embedded().ok()?,
-    };
-    let found = rigml_rig::library::best_match(learned.predictor().library()?, mesh).ok()??;
-    Some((found.id, found.similarity))
 }

@@ -367,6 +367,7 @@ pub fn run(args: &Args) -> Result<String> {
     let rigml_rig::Rigged {
         mut character,
         template,
+        ..
     } = match rigged {
         Ok(r) => r,
         Err(e) => {

@@ -8,8 +8,8 @@
 //! 0.0314) but places the ankles less exactly: the KayKit ranger on the knight's rig made a
 //! retargeted run's soles skate (0.013 H/s, none on the artist's rig).
 
-use crate::library::best_match;
-use crate::{Auto, Humanoid, PlacedSkeleton, RigError, SkeletonPlacer};
+use crate::library::{best_match, LibraryMatch};
+use crate::{Auto, Humanoid, PlacedSkeleton, Placement, RigError, SkeletonPlacer};
 use rigml_core::Mesh;
 
 /// Tries [`Humanoid`]; when it refuses the shape (a [`RigError::Placement`]: not a standing
@@ -17,7 +17,7 @@ use rigml_core::Mesh;
 /// most alike rig when the similarity reaches the library's threshold, else [`Auto`]. Other
 /// errors (an empty or broken mesh) are returned as they are. Its name is always `"detect"`;
 /// which template a mesh got is what [`SkeletonPlacer::place_with_template`] (and
-/// [`Detect::choose`]) return.
+/// [`Detect::choose`]) return, and [`SkeletonPlacer::place_reported`] also names a library rig.
 #[derive(Debug)]
 pub struct Detect {
     pub humanoid: Humanoid,
@@ -38,20 +38,17 @@ impl Detect {
 
     /// The template that fits `mesh` (`"humanoid"`, `"library"` or `"auto"`) and its joints.
     pub fn choose(&self, mesh: &Mesh) -> Result<(&'static str, PlacedSkeleton), RigError> {
-        match self.humanoid.place(mesh) {
-            Ok(placed) => Ok(("humanoid", placed)),
-            Err(RigError::Placement { .. }) => {
-                if let Some(library) = self.library.then(|| self.auto.learned.predictor().library()).flatten() {
-                    if let Some(found) = best_match(library, mesh)? {
-                        if found.similarity >= library.threshold {
-                            return Ok(("library", found.skeleton));
-                        }
-                    }
-                }
-                Ok(("auto", self.auto.place(mesh)?))
-            }
-            Err(other) => Err(other),
-        }
+        let p = self.place_reported(mesh)?;
+        Ok((p.template, p.skeleton))
+    }
+
+    /// The rig library's most alike rig when `library` is on, the skeleton model holds a
+    /// library and the similarity reaches its threshold.
+    fn alike_library_rig(&self, mesh: &Mesh) -> Result<Option<LibraryMatch>, RigError> {
+        let Some(library) = self.library.then(|| self.auto.learned.predictor().library()).flatten() else {
+            return Ok(None);
+        };
+        Ok(best_match(library, mesh)?.filter(|m| m.similarity >= library.threshold))
     }
 }
 
@@ -66,6 +63,22 @@ impl SkeletonPlacer for Detect {
 
     fn place_with_template(&self, mesh: &Mesh) -> Result<(&'static str, PlacedSkeleton), RigError> {
         self.choose(mesh)
+    }
+
+    fn place_reported(&self, mesh: &Mesh) -> Result<Placement, RigError> {
+        let plain = |template, skeleton| Placement {
+            template,
+            skeleton,
+            library_rig: None,
+        };
+        match self.humanoid.place(mesh) {
+            Ok(placed) => Ok(plain("humanoid", placed)),
+            Err(RigError::Placement { .. }) => match self.alike_library_rig(mesh)? {
+                Some(found) => Ok(found.into_placement()),
+                None => Ok(plain("auto", self.auto.place(mesh)?)),
+            },
+            Err(other) => Err(other),
+        }
     }
 }
 

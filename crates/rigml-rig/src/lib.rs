@@ -60,6 +60,27 @@ pub trait SkeletonPlacer: Sync {
     fn place_with_template(&self, mesh: &Mesh) -> Result<(&'static str, PlacedSkeleton), RigError> {
         Ok((self.name(), self.place(mesh)?))
     }
+
+    /// [`SkeletonPlacer::place_with_template`], with the rig library's rig the joints came from
+    /// when they came from one ([`library`]), so that a report can name it.
+    fn place_reported(&self, mesh: &Mesh) -> Result<Placement, RigError> {
+        let (template, skeleton) = self.place_with_template(mesh)?;
+        Ok(Placement {
+            template,
+            skeleton,
+            library_rig: None,
+        })
+    }
+}
+
+/// What [`SkeletonPlacer::place_reported`] placed.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    /// The template that placed the joints.
+    pub template: &'static str,
+    pub skeleton: PlacedSkeleton,
+    /// For a rig from the skeleton model's rig library: its id and how alike the shapes were.
+    pub library_rig: Option<(String, f32)>,
 }
 
 /// Refuse meshes no placer can work on: empty, non-finite or without extent.
@@ -159,6 +180,8 @@ pub fn skin_placed(
 pub struct Rigged {
     pub character: Character,
     pub template: &'static str,
+    /// For a rig from the skeleton model's rig library: its id and the shapes' similarity.
+    pub library_rig: Option<(String, f32)>,
 }
 
 /// Place a skeleton with `placer`, skin the mesh with `solver`, and return the rigged character
@@ -193,7 +216,11 @@ pub fn rig_with_progress(
 ) -> Result<Rigged, RigError> {
     check_mesh(&mesh)?;
     progress(Stage::Place);
-    let (template, placed) = placer.place_with_template(&mesh)?;
+    let Placement {
+        template,
+        skeleton: placed,
+        library_rig,
+    } = placer.place_reported(&mesh)?;
     let skeleton = placed.to_skeleton()?;
     progress(Stage::Skin);
     let skin = skin_placed(&mesh, &skeleton, solver, options)?;
@@ -207,5 +234,9 @@ pub fn rig_with_progress(
     };
     character.validate()?;
     progress(Stage::Done);
-    Ok(Rigged { character, template })
+    Ok(Rigged {
+        character,
+        template,
+        library_rig,
+    })
 }

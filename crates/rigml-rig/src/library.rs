@@ -7,7 +7,7 @@
 //! family's rig, joint names and conventions included; any other shape gets the general
 //! template as before. `--template library` takes the best rig whatever its similarity.
 
-use crate::{check_mesh, LearnedPlacer, PlacedSkeleton, RigError, SkeletonPlacer};
+use crate::{check_mesh, LearnedPlacer, PlacedSkeleton, Placement, RigError, SkeletonPlacer};
 use glam::Vec3;
 use rigml_core::Mesh;
 use rigml_learn::skeleton::library::{Descriptor, RigLibrary};
@@ -21,6 +21,17 @@ pub struct LibraryMatch {
     pub similarity: f32,
     /// Its joints moved onto the mesh.
     pub skeleton: PlacedSkeleton,
+}
+
+impl LibraryMatch {
+    /// As a placement by the `library` template, naming the rig.
+    pub fn into_placement(self) -> Placement {
+        Placement {
+            template: "library",
+            library_rig: Some((self.id, self.similarity)),
+            skeleton: self.skeleton,
+        }
+    }
 }
 
 /// The best rig of `library` for `mesh`, moved onto it; `None` for an empty library.
@@ -75,5 +86,9 @@ impl SkeletonPlacer for LibraryPlacer {
 
     fn place(&self, mesh: &Mesh) -> Result<PlacedSkeleton, RigError> {
         Ok(self.best(mesh)?.skeleton)
+    }
+
+    fn place_reported(&self, mesh: &Mesh) -> Result<Placement, RigError> {
+        Ok(self.best(mesh)?.into_placement())
     }
 }

@@ -58,6 +58,10 @@ fn detect_gives_a_fish_the_rig_of_the_most_alike_train_fish() {
         placed.names, found.skeleton.names,
         "the artist's joint names come with the rig"
     );
+    // The placement names the rig it took, for the report.
+    let reported = detect.place_reported(&koi.mesh).unwrap();
+    assert_eq!(reported.template, "library");
+    assert_eq!(reported.library_rig, Some((found.id.clone(), found.similarity)));
     let auto = Auto::embedded().unwrap().place(&koi.mesh).unwrap();
     let (with, without) = (cd_j2j(&placed, &koi), cd_j2j(&auto, &koi));
     println!(

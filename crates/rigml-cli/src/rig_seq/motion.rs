@@ -68,6 +68,7 @@ pub(super) fn rig(
     Ok(Rigged {
         character,
         template: MOTION,
+        library_rig: None,
     })
 }
 
