@@ -268,6 +268,15 @@ impl RigLibrary {
         let total: usize = counts.iter().map(|&c| c.max(0.0) as usize).sum();
         let joints = tensor("library.joints", total * 3)?;
         let parents = tensor("library.parents", total)?;
+        if [histograms, boxes, joints]
+            .iter()
+            .any(|t| t.iter().any(|v| !v.is_finite()))
+        {
+            return Err(bad("it holds non-finite values".into()));
+        }
+        if boxes.chunks_exact(6).any(|b| b[3..].iter().any(|&e| e <= 0.0)) {
+            return Err(bad("a rig's box has a side of no length".into()));
+        }
         let threshold = model.setting(KEY_THRESHOLD).unwrap_or(DEFAULT_THRESHOLD);
         let mut rigs = Vec::with_capacity(n);
         let mut start = 0usize;
@@ -424,6 +433,12 @@ mod tests {
         let (s, best) = library.best(&d).unwrap();
         assert!((s - 1.0).abs() < 1e-5 && best.id == "box");
         // A damaged library is an error, not a wrong rig.
+        let mut flat = model.clone();
+        flat.weights.get_mut("library.boxes").unwrap().1[4] = 0.0;
+        assert!(RigLibrary::from_model(&flat).is_err());
+        let mut nan = model.clone();
+        nan.weights.get_mut("library.joints").unwrap().1[0] = f32::NAN;
+        assert!(RigLibrary::from_model(&nan).is_err());
         model.weights.get_mut("library.parents").unwrap().1.pop();
         assert!(RigLibrary::from_model(&model).is_err());
     }
