@@ -24,8 +24,9 @@ METHOD_ITEMS = [
 ]
 
 TEMPLATE_ITEMS = [
-    ("detect", "Detect", "Humanoid when the mesh is a standing humanoid, else a stored artist's rig of a "
-     "like-shaped training character, else the general template"),
+    ("detect", "Detect", "Humanoid landmarks when the mesh is a standing humanoid (with the conventions of "
+     "like-shaped training humanoids' rigs), else a stored artist's rig of a like-shaped training character, "
+     "else the general template"),
     ("humanoid", "Humanoid", "Mixamo-named humanoid skeleton (retargetable)"),
     ("auto", "Any Shape", "A curve skeleton of any shape, pruned by the learned placer"),
 ]

@@ -146,6 +146,7 @@ pub fn run(args: &Args) -> Result<String> {
     let controls = Controls {
         poles: args.poles,
         ground_root: !args.no_ground_root,
+        humanoid_conventions: true,
     };
     let (placer, solver) = args
         .choice

@@ -208,9 +208,13 @@ pub fn run(args: &Args) -> Result<String> {
             args.input.display()
         );
     }
+    // A humanoid keeps the template's own joints and names: carried onto the Knight's walk, its
+    // own KayKit rig from the library made the walk retargeted from the fitted clip float 0.21 H
+    // above the floor (crates/rigml-cli/tests/rig_seq_retarget.rs).
     let controls = Controls {
         poles: false,
         ground_root: !args.no_ground_root,
+        humanoid_conventions: false,
     };
     // --template motion has no placer and no skin solver: the decomposition gives both.
     let from_motion = args.choice.template == MOTION;

@@ -2,17 +2,19 @@
 //! other shape, the rig library's rig when the mesh is shaped like one of its characters
 //! ([`crate::library`]), else the general placer ([`Auto`]).
 //!
-//! Humanoids keep the humanoid template, library or not: its joints sit at landmarks found on
-//! the mesh and carry Mixamo names, which retargeting needs. A humanoid rig from the library,
-//! moved by bounding boxes, scores about as well by CD-J2J (val humanoids 0.0318 against
-//! 0.0314) but places the ankles less exactly: the KayKit ranger on the knight's rig made a
-//! retargeted run's soles skate (0.013 H/s, none on the artist's rig).
+//! Humanoids keep the humanoid template's landmarks: a humanoid rig from the library moved by
+//! bounding boxes placed the ankles less exactly (the KayKit ranger on the knight's rig made a
+//! retargeted run's soles skate). With a library of anchored humanoid rigs, the artists' rig
+//! that the most alike ones agree on is carried onto those landmarks instead
+//! ([`humanoid_match`]; docs/experiments/2026-12-07-humanoid-conventions.md): its joint names,
+//! counts and conventions, on the template's ankles and toes.
 
-use crate::library::{best_match, LibraryMatch};
+use crate::library::{best_match, humanoid_match, LibraryMatch};
 use crate::{Auto, Humanoid, PlacedSkeleton, Placement, RigError, SkeletonPlacer};
 use rigml_core::Mesh;
 
-/// Tries [`Humanoid`]; when it refuses the shape (a [`RigError::Placement`]: not a standing
+/// Tries [`Humanoid`] (with `library` and `humanoid_conventions`, the library's conventions on
+/// its landmarks); when it refuses the shape (a [`RigError::Placement`]: not a standing
 /// humanoid, legs that never join, ...), with `library`, the skeleton model's rig library's
 /// most alike rig when the similarity reaches the library's threshold, else [`Auto`]. Other
 /// errors (an empty or broken mesh) are returned as they are. Its name is always `"detect"`;
@@ -24,6 +26,9 @@ pub struct Detect {
     pub auto: Auto,
     /// Use the rig library of `auto`'s skeleton model (when it holds one).
     pub library: bool,
+    /// With `library`, give standing humanoids the conventions of the library's alike
+    /// humanoids ([`humanoid_match`]).
+    pub humanoid_conventions: bool,
 }
 
 impl Detect {
@@ -33,6 +38,7 @@ impl Detect {
             humanoid: Humanoid::default(),
             auto: Auto::embedded()?,
             library: true,
+            humanoid_conventions: true,
         })
     }
 
@@ -49,6 +55,17 @@ impl Detect {
             return Ok(None);
         };
         Ok(best_match(library, mesh)?.filter(|m| m.similarity >= library.threshold))
+    }
+
+    /// For a standing humanoid the template placed: the library's artists' rig carried onto
+    /// the template's joints ([`humanoid_match`]), when `library` is on and alike anchored
+    /// rigs are found.
+    fn library_conventions(&self, mesh: &Mesh, placed: &PlacedSkeleton) -> Result<Option<LibraryMatch>, RigError> {
+        let on = self.library && self.humanoid_conventions;
+        let Some(library) = on.then(|| self.auto.learned.predictor().library()).flatten() else {
+            return Ok(None);
+        };
+        humanoid_match(library, mesh, placed)
     }
 }
 
@@ -72,7 +89,14 @@ impl SkeletonPlacer for Detect {
             library_rig: None,
         };
         match self.humanoid.place(mesh) {
-            Ok(placed) => Ok(plain("humanoid", placed)),
+            Ok(placed) => match self.library_conventions(mesh, &placed)? {
+                Some(found) => Ok(Placement {
+                    template: "humanoid",
+                    library_rig: Some((found.id, found.similarity)),
+                    skeleton: found.skeleton,
+                }),
+                None => Ok(plain("humanoid", placed)),
+            },
             Err(RigError::Placement { .. }) => match self.alike_library_rig(mesh)? {
                 Some(found) => Ok(found.into_placement()),
                 None => Ok(plain("auto", self.auto.place(mesh)?)),

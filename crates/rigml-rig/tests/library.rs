@@ -1,7 +1,8 @@
 //! The rig library of the embedded skeleton model (docs/experiments/2026-12-07-rig-library.md):
 //! it holds the train split's rigs; `detect` gives a val fish shaped like a train fish that fish's
 //! rig, closer to its artist's than the general template; a standing humanoid keeps the humanoid
-//! template.
+//! template's landmarks and takes the conventions of its family's rigs
+//! (docs/experiments/2026-12-07-humanoid-conventions.md).
 
 #[path = "../../rigml-io/tests/common/mod.rs"]
 mod common;
@@ -78,11 +79,37 @@ fn detect_gives_a_fish_the_rig_of_the_most_alike_train_fish() {
 }
 
 #[test]
-fn a_standing_humanoid_keeps_the_humanoid_template() {
+fn a_standing_humanoid_keeps_the_humanoid_landmarks_and_takes_its_familys_conventions() {
     let ranger = rigml_io::load(&common::asset("kaykit2-ranger")).unwrap();
-    let (template, placed) = Detect::embedded().unwrap().place_with_template(&ranger.mesh).unwrap();
-    assert_eq!(template, "humanoid");
-    assert!(placed.names.iter().any(|n| n == "Hips"), "{:?}", placed.names);
+    let detect = Detect::embedded().unwrap();
+    let placed = detect.place_reported(&ranger.mesh).unwrap();
+    assert_eq!(placed.template, "humanoid");
+    // A KayKit rig (val's ranger is not in the library; its family's characters are).
+    let (id, similarity) = placed.library_rig.clone().expect("an alike KayKit rig");
+    assert!(id.starts_with("kaykit"), "{id}");
+    assert!(similarity >= 0.6, "{similarity}");
+    assert!(
+        placed.skeleton.names.iter().any(|n| n == "hips"),
+        "{:?}",
+        placed.skeleton.names
+    );
+    // The template's ankles are kept.
+    let template = Detect {
+        humanoid_conventions: false,
+        ..Detect::embedded().unwrap()
+    }
+    .place_reported(&ranger.mesh)
+    .unwrap();
+    assert_eq!(template.library_rig, None);
+    assert!(template.skeleton.names.iter().any(|n| n == "Hips"));
+    let foot = |s: &rigml_rig::PlacedSkeleton, name: &str| s.heads[s.names.iter().position(|n| n == name).unwrap()];
+    assert_eq!(foot(&placed.skeleton, "foot.l"), foot(&template.skeleton, "LeftFoot"));
+    let (with, without) = (cd_j2j(&placed.skeleton, &ranger), cd_j2j(&template.skeleton, &ranger));
+    println!("ranger: {id} ({similarity}) CD-J2J {with:.4}, template {without:.4}");
+    assert!(
+        with < 0.8 * without,
+        "conventions {with:.4} against the template {without:.4}"
+    );
 }
 
 #[test]

@@ -6,7 +6,8 @@ use rigml_rig::SkeletonPlacer;
 use std::path::Path;
 
 /// The templates a name can be. `detect` (the default) is `humanoid` when the shape is a
-/// standing humanoid, else the skeleton model's rig library when the shape is like one of its
+/// standing humanoid (carrying the rig library's alike humanoids' conventions onto its
+/// landmarks when there are such), else the skeleton model's rig library when the shape is like one of its
 /// characters, else `auto` (the curve skeleton less the end chains the learned placer finds no
 /// joint near); `curve` is the curve skeleton alone, `learned` the learned placer alone and
 /// `library` the library's most alike rig however alike.
@@ -19,6 +20,10 @@ pub struct Controls {
     pub poles: bool,
     /// A ground root above the placed root (humanoid and general templates).
     pub ground_root: bool,
+    /// `detect` gives a standing humanoid the artists' conventions of the rig library's alike
+    /// humanoids, carried onto the template's landmarks ([`rigml_rig::library::humanoid_match`]).
+    /// Off for `rig-seq`, which fits poses to the template's own joints.
+    pub humanoid_conventions: bool,
 }
 
 impl Default for Controls {
@@ -26,6 +31,7 @@ impl Default for Controls {
         Controls {
             poles: false,
             ground_root: true,
+            humanoid_conventions: true,
         }
     }
 }
@@ -78,7 +84,8 @@ pub fn placer_with_model(
                 learned: learned()?,
             },
             // The controls are the templates': asking for other controls asks for the templates.
-            library: controls == Controls::default(),
+            library: !controls.poles && controls.ground_root,
+            humanoid_conventions: controls.humanoid_conventions,
         }),
         "learned" => Box::new(learned()?),
         "library" => Box::new(rigml_rig::LibraryPlacer { learned: learned()? }),

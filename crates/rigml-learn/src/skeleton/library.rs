@@ -128,6 +128,45 @@ pub struct LibraryRig {
     pub parents: Vec<Option<usize>>,
     /// Bind-pose joint positions in the space of the mesh `descriptor` describes.
     pub joints: Vec<Vec3>,
+    /// The humanoid template's joints placed on the same mesh, for a character the humanoid
+    /// template takes for a standing humanoid: what carries this rig onto another humanoid by
+    /// its landmarks rather than by the boxes (`rigml_rig::library`). `None` for other shapes.
+    pub anchors: Option<Anchors>,
+}
+
+/// A skeleton placed by a template on a library character's mesh (names, parents listed before
+/// their children, positions in the mesh's space): the landmarks its artist's joints are
+/// carried by.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Anchors {
+    pub names: Vec<String>,
+    pub parents: Vec<Option<usize>>,
+    pub heads: Vec<Vec3>,
+}
+
+impl Anchors {
+    /// Checked anchors: matching lengths, at least two joints, parents before children, finite
+    /// positions, names without line breaks.
+    pub fn new(names: Vec<String>, parents: Vec<Option<usize>>, heads: Vec<Vec3>) -> Result<Anchors, String> {
+        let n = names.len();
+        if n < 2 || parents.len() != n || heads.len() != n {
+            return Err(format!(
+                "{n} anchor names, {} parents, {} positions",
+                parents.len(),
+                heads.len()
+            ));
+        }
+        if parents.iter().enumerate().any(|(j, p)| p.is_some_and(|p| p >= j)) {
+            return Err("an anchor is listed before its parent".into());
+        }
+        if heads.iter().any(|h| !h.is_finite()) {
+            return Err("an anchor has a non-finite position".into());
+        }
+        if names.iter().any(|n| n.contains(['\n', '\r'])) {
+            return Err("an anchor name holds a line break".into());
+        }
+        Ok(Anchors { names, parents, heads })
+    }
 }
 
 /// The rigs, and the similarity at which one is used.
@@ -201,8 +240,16 @@ impl RigLibrary {
             names,
             parents: order.iter().map(|&j| parents[j].map(|p| at[p])).collect(),
             joints: order.iter().map(|&j| joints[j]).collect(),
+            anchors: None,
         });
         Ok(())
+    }
+
+    /// The rigs by similarity to a mesh described by `d`, most alike first.
+    pub fn ranked(&self, d: &Descriptor) -> Vec<(f32, &LibraryRig)> {
+        let mut all: Vec<(f32, &LibraryRig)> = self.rigs.iter().map(|r| (d.similarity(&r.descriptor), r)).collect();
+        all.sort_by(|a, b| b.0.total_cmp(&a.0));
+        all
     }
 
     /// The most alike rig for a mesh described by `d`, and its similarity; `None` for an empty
@@ -236,8 +283,27 @@ impl RigLibrary {
                 .metadata
                 .insert(format!("rigml.skeleton.library.{i}.names"), r.names.join("\n"));
         }
+        let (mut anchor_counts, mut anchor_heads, mut anchor_parents) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, r) in self.rigs.iter().enumerate() {
+            let Some(a) = &r.anchors else {
+                anchor_counts.push(0.0);
+                continue;
+            };
+            anchor_counts.push(a.heads.len() as f32);
+            anchor_heads.extend(a.heads.iter().flat_map(|p| p.to_array()));
+            anchor_parents.extend(a.parents.iter().map(|p| p.map_or(-1.0, |p| p as f32)));
+            model
+                .metadata
+                .insert(format!("rigml.skeleton.library.{i}.anchor_names"), a.names.join("\n"));
+        }
         let m = parents.len();
         let w: &mut Weights = &mut model.weights;
+        if anchor_counts.iter().any(|&c| c > 0.0) {
+            let k = anchor_parents.len();
+            w.insert("library.anchor_counts".into(), (vec![n], anchor_counts));
+            w.insert("library.anchor_joints".into(), (vec![k, 3], anchor_heads));
+            w.insert("library.anchor_parents".into(), (vec![k], anchor_parents));
+        }
         w.insert("library.histograms".into(), (vec![n, HISTOGRAM], histograms));
         w.insert("library.boxes".into(), (vec![n, 6], boxes));
         w.insert("library.counts".into(), (vec![n], counts));
@@ -270,6 +336,13 @@ impl RigLibrary {
         let parents = tensor("library.parents", total)?;
         if [histograms, boxes, joints]
             .iter()
+            .chain(
+                model
+                    .weights
+                    .get("library.anchor_joints")
+                    .map(|(_, v)| v.as_slice())
+                    .as_ref(),
+            )
             .any(|t| t.iter().any(|v| !v.is_finite()))
         {
             return Err(bad("it holds non-finite values".into()));
@@ -278,6 +351,20 @@ impl RigLibrary {
             return Err(bad("a rig's box has a side of no length".into()));
         }
         let threshold = model.setting(KEY_THRESHOLD).unwrap_or(DEFAULT_THRESHOLD);
+        // Anchors are optional (libraries written before them have none).
+        let anchor_counts = match model.weights.get("library.anchor_counts") {
+            Some(_) => Some(tensor("library.anchor_counts", n)?),
+            None => None,
+        };
+        let anchor_total: usize = anchor_counts.map_or(0, |c| c.iter().map(|&c| c.max(0.0) as usize).sum());
+        let (anchor_heads, anchor_parents) = match anchor_counts {
+            Some(_) => (
+                tensor("library.anchor_joints", anchor_total * 3)?,
+                tensor("library.anchor_parents", anchor_total)?,
+            ),
+            None => (&[][..], &[][..]),
+        };
+        let mut anchor_start = 0usize;
         let mut rigs = Vec::with_capacity(n);
         let mut start = 0usize;
         for i in 0..n {
@@ -298,7 +385,28 @@ impl RigLibrary {
                 return Err(bad(format!("rig {i} lists a joint before its parent")));
             }
             let b = &boxes[i * 6..i * 6 + 6];
+            let ka = anchor_counts.map_or(0, |c| c[i].max(0.0) as usize);
+            let anchors = if ka == 0 {
+                None
+            } else {
+                let names: Vec<String> = model
+                    .metadata
+                    .get(&format!("rigml.skeleton.library.{i}.anchor_names"))
+                    .map(|s| s.split('\n').map(str::to_string).collect())
+                    .unwrap_or_default();
+                let parents = anchor_parents[anchor_start..anchor_start + ka]
+                    .iter()
+                    .map(|&p| (p >= 0.0).then_some(p as usize))
+                    .collect();
+                let heads = anchor_heads[anchor_start * 3..(anchor_start + ka) * 3]
+                    .chunks_exact(3)
+                    .map(|c| Vec3::new(c[0], c[1], c[2]))
+                    .collect();
+                anchor_start += ka;
+                Some(Anchors::new(names, parents, heads).map_err(|e| bad(format!("rig {i}: {e}")))?)
+            };
             rigs.push(LibraryRig {
+                anchors,
                 id: model
                     .metadata
                     .get(&format!("rigml.skeleton.library.{i}.id"))
@@ -408,6 +516,20 @@ mod tests {
         let parents = [Some(1), Some(3), Some(1), None];
         let joints = [Vec3::X, Vec3::Y, Vec3::Z, Vec3::ZERO];
         library.add("box", &p, &t, &names, &parents, &joints).unwrap();
+        let (long, _) = cuboid(Vec3::ZERO, Vec3::new(3.0, 1.0, 1.0));
+        library.add("plain", &long, &t, &names, &parents, &joints).unwrap();
+        library.rigs[0].anchors = Some(
+            Anchors::new(
+                vec!["Hips".into(), "Head".into()],
+                vec![None, Some(0)],
+                vec![Vec3::ZERO, Vec3::Y],
+            )
+            .unwrap(),
+        );
+        // Anchors are checked.
+        assert!(Anchors::new(vec!["a".into()], vec![None], vec![Vec3::ZERO]).is_err());
+        assert!(Anchors::new(vec!["a".into(), "b".into()], vec![Some(1), None], vec![Vec3::ZERO; 2]).is_err());
+        assert!(Anchors::new(vec!["a".into(), "b".into()], vec![None, Some(0)], vec![Vec3::NAN; 2]).is_err());
         let rig = &library.rigs[0];
         assert_eq!(rig.names, ["root", "arm", "hand", "hand.2"]);
         assert_eq!(rig.parents, [None, Some(0), Some(1), Some(1)]);
@@ -417,7 +539,7 @@ mod tests {
             .add("cycle", &p, &t, &names[..2], &[Some(1), Some(0)], &joints[..2])
             .is_err());
         assert!(library.add("short", &p, &t, &names, &parents[..3], &joints).is_err());
-        assert_eq!(library.rigs.len(), 1);
+        assert_eq!(library.rigs.len(), 2);
 
         let mut model = ModelFile {
             weights: HashMap::new(),
@@ -439,6 +561,12 @@ mod tests {
         let mut nan = model.clone();
         nan.weights.get_mut("library.joints").unwrap().1[0] = f32::NAN;
         assert!(RigLibrary::from_model(&nan).is_err());
+        let mut nan = model.clone();
+        nan.weights.get_mut("library.anchor_joints").unwrap().1[0] = f32::NAN;
+        assert!(RigLibrary::from_model(&nan).is_err());
+        let mut short = model.clone();
+        short.weights.get_mut("library.anchor_parents").unwrap().1.pop();
+        assert!(RigLibrary::from_model(&short).is_err());
         model.weights.get_mut("library.parents").unwrap().1.pop();
         assert!(RigLibrary::from_model(&model).is_err());
     }

@@ -51,7 +51,8 @@ voxel (Maya's geodesic voxel binding)."""
 TEMPLATES: tuple[str, ...] = tuple(_rigml.names()["templates"])
 """Skeleton templates for :func:`rig`: detect, humanoid, auto, curve, learned, library (the
 skeleton model's stored rig of the most alike training character; detect uses it for shapes
-that are not standing humanoids when they are alike enough)."""
+that are not standing humanoids when they are alike enough, and carries alike humanoids' rigs
+onto a standing humanoid's landmarks)."""
 
 
 @dataclass

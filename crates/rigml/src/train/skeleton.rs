@@ -12,7 +12,7 @@ use rigml_eval::skeleton_metrics::{score, JointSet};
 use rigml_eval::Fold;
 use rigml_learn::skeleton::data::{character_shapes, Augment, Shape};
 use rigml_learn::skeleton::joints::{Modes, Settings, Tree};
-use rigml_learn::skeleton::library::RigLibrary;
+use rigml_learn::skeleton::library::{Anchors, RigLibrary};
 use rigml_learn::skeleton::train::{Config, History, Losses};
 use rigml_learn::skeleton::{Predictor, Votes};
 use rigml_learn::{LearnError, ModelFile};
@@ -257,9 +257,12 @@ fn load_rigged(row: &AssetRow, skipped: &mut Vec<String>) -> Result<Option<rigml
     Ok(Some(character))
 }
 
-/// Add `character`'s rig (its mesh, joint names, parents and bind positions) to `library`.
+/// Add `character`'s rig (its mesh, joint names, parents and bind positions) to `library`,
+/// with the humanoid template's joints on its mesh as anchors when the template takes it for a
+/// standing humanoid (what carries the rig onto other humanoids' landmarks).
 fn add_rig(library: &mut RigLibrary, row: &AssetRow, character: &rigml_core::Character) -> Result<()> {
     let s = &character.skeleton;
+    let bad = |e: String| invalid(format!("{}: {e}", row.path.display()));
     library
         .add(
             &row.id,
@@ -269,7 +272,14 @@ fn add_rig(library: &mut RigLibrary, row: &AssetRow, character: &rigml_core::Cha
             &s.parents,
             &s.bind_positions(),
         )
-        .map_err(|e| invalid(format!("{}: {e}", row.path.display())))
+        .map_err(|e| bad(e.to_string()))?;
+    if let Ok(t) = rigml_rig::SkeletonPlacer::place(&rigml_rig::Humanoid::default(), &character.mesh) {
+        let anchors = Anchors::new(t.names, t.parents, t.heads).map_err(bad)?;
+        if let Some(rig) = library.rigs.last_mut() {
+            rig.anchors = Some(anchors);
+        }
+    }
+    Ok(())
 }
 
 /// The rig library of the characters of `split` (or, with `hold_out_fold`, of the split less
