@@ -24,7 +24,8 @@ pub const MOTION: &str = "motion";
 /// `rigml rig` and `rigml rig-seq`, which rig their mesh the same way.
 #[derive(clap::Args)]
 pub struct RigChoice {
-    /// Skeleton template: detect (humanoid when the shape is a standing humanoid, else the
+    /// Skeleton template: detect (humanoid when the shape is a standing humanoid, with the
+    /// conventions of alike library humanoids' rigs when there are such, else the
     /// skeleton model's library rig when the shape is like one of its characters, else auto),
     /// humanoid (Mixamo-named, retargetable), auto (any shape), curve (auto without the
     /// learned model's pruning), learned (the skeleton model alone), library (the library's
@@ -82,8 +83,10 @@ Examples:
   rigml rig fish.glb --skeleton-model mine.safetensors -o fish-rigged.glb
                           (a studio's rigs as the library: rigml train-skeleton --library-into)
 The default template (detect) uses the humanoid template when the mesh is a standing humanoid
-(T- or A-pose). For any other shape it first looks for a rig to reuse: the skeleton model keeps
-the rigs of the characters it was trained on (its rig library), and when the mesh's shape (how
+(T- or A-pose); when the skeleton model's rig library holds humanoids shaped like it, the
+artists' rig those agree on is carried onto the template's landmarks (its joint names, joint
+count and conventions, on the template's ankles and toes). For any other shape it first looks
+for a rig to reuse: the skeleton model keeps the rigs of the characters it was trained on (its rig library), and when the mesh's shape (how
 its surface spreads over its bounding box, and the box's proportions) is like one of theirs
 (similarity 0.6 or more), that character's rig, its joint names and conventions included, is
 moved onto the mesh by the two bounding boxes (--template library always takes the most alike
@@ -269,9 +272,12 @@ pub fn run(args: &Args) -> Result<String> {
              carries that, so the rigged mesh shows where the input's did"
         );
     }
-    let placed_by = match &library_rig {
-        Some((id, similarity)) => format!("library: the rig of {id}, similarity {similarity:.2}"),
-        None => template.to_string(),
+    let placed_by = match (&library_rig, template) {
+        (Some((id, similarity)), "humanoid") => {
+            format!("humanoid landmarks with the conventions of the library's rig of {id}, similarity {similarity:.2}")
+        }
+        (Some((id, similarity)), _) => format!("library: the rig of {id}, similarity {similarity:.2}"),
+        (None, _) => template.to_string(),
     };
     let _ = writeln!(
         out,

@@ -14,7 +14,9 @@
 //! shapes of families it has never seen.
 //!
 //! The rigs are stored in the skeleton model file (tensors `library.*`, names in the metadata):
-//! `rigml train-skeleton` adds the rigs of its training characters.
+//! `rigml train-skeleton` adds the rigs of its training characters, and for the standing
+//! humanoids among them the humanoid template's joints on their meshes ([`Anchors`], tensors
+//! `library.anchor_*`), by which their rigs are carried onto other humanoids' landmarks.
 
 use crate::model::{ModelFile, Weights};
 use crate::LearnError;
