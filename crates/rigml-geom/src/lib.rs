@@ -15,5 +15,5 @@ pub mod voxel;
 pub use adjacency::{Adjacency, Welded};
 pub use bvh::Bvh;
 pub use laplacian::CotLaplacian;
-pub use segment::{closest_on_segment, segment_distance};
+pub use segment::{closest_on_segment, segment_distance, segment_parameter};
 pub use voxel::{Cell, VoxelGrid};

@@ -2,15 +2,20 @@
 
 use glam::Vec3;
 
-/// The point of segment `a..b` closest to `p` (the segment may have zero length).
-pub fn closest_on_segment(p: Vec3, a: Vec3, b: Vec3) -> Vec3 {
+/// Where along segment `a..b` the point closest to `p` lies: 0 at `a`, 1 at `b` (0 for a
+/// segment of zero length).
+pub fn segment_parameter(p: Vec3, a: Vec3, b: Vec3) -> f32 {
     let ab = b - a;
     let len2 = ab.length_squared();
     if len2 <= f32::MIN_POSITIVE {
-        return a;
+        return 0.0;
     }
-    let s = ((p - a).dot(ab) / len2).clamp(0.0, 1.0);
-    a + ab * s
+    ((p - a).dot(ab) / len2).clamp(0.0, 1.0)
+}
+
+/// The point of segment `a..b` closest to `p` (the segment may have zero length).
+pub fn closest_on_segment(p: Vec3, a: Vec3, b: Vec3) -> Vec3 {
+    a + (b - a) * segment_parameter(p, a, b)
 }
 
 /// Distance from `p` to the segment `a..b`.

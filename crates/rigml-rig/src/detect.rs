@@ -12,6 +12,7 @@
 use crate::library::{best_match, humanoid_match, LibraryMatch};
 use crate::{Auto, Humanoid, PlacedSkeleton, Placement, RigError, SkeletonPlacer};
 use rigml_core::Mesh;
+use rigml_learn::skeleton::library::RigLibrary;
 
 /// Tries [`Humanoid`] (with `library` and `humanoid_conventions`, the library's conventions on
 /// its landmarks); when it refuses the shape (a [`RigError::Placement`]: not a standing
@@ -48,10 +49,15 @@ impl Detect {
         Ok((p.template, p.skeleton))
     }
 
+    /// The skeleton model's rig library, when `library` is on and the model holds one.
+    fn rig_library(&self) -> Option<&RigLibrary> {
+        self.library.then(|| self.auto.learned.predictor().library()).flatten()
+    }
+
     /// The rig library's most alike rig when `library` is on, the skeleton model holds a
     /// library and the similarity reaches its threshold.
     fn alike_library_rig(&self, mesh: &Mesh) -> Result<Option<LibraryMatch>, RigError> {
-        let Some(library) = self.library.then(|| self.auto.learned.predictor().library()).flatten() else {
+        let Some(library) = self.rig_library() else {
             return Ok(None);
         };
         Ok(best_match(library, mesh)?.filter(|m| m.similarity >= library.threshold))
@@ -61,8 +67,7 @@ impl Detect {
     /// the template's joints ([`humanoid_match`]), when `library` is on and alike anchored
     /// rigs are found.
     fn library_conventions(&self, mesh: &Mesh, placed: &PlacedSkeleton) -> Result<Option<LibraryMatch>, RigError> {
-        let on = self.library && self.humanoid_conventions;
-        let Some(library) = on.then(|| self.auto.learned.predictor().library()).flatten() else {
+        let Some(library) = self.rig_library().filter(|_| self.humanoid_conventions) else {
             return Ok(None);
         };
         humanoid_match(library, mesh, placed)

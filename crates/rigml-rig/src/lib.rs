@@ -104,9 +104,9 @@ pub fn check_mesh(mesh: &Mesh) -> Result<(), RigError> {
 }
 
 /// Which joints of a placed skeleton are control joints that carry no skin weight: leaves
-/// named as the IK pole targets of the quadruped legs ([`curve::legs::is_pole`]) or as an
-/// artist's pole targets in a rig the library carried ([`library::is_pole_name`]), and the
-/// ground root ([`ground::is_ground_root`]).
+/// named as pole targets ([`library::is_pole_name`]: the quadruped legs' `front_leg_pole_L` ...
+/// and an artist's `PoleTarget.L` in a rig the library carried), and the ground root
+/// ([`ground::is_ground_root`]).
 pub fn controls(skeleton: &Skeleton) -> Vec<bool> {
     skeleton
         .names
@@ -114,7 +114,7 @@ pub fn controls(skeleton: &Skeleton) -> Vec<bool> {
         .zip(skeleton.children())
         .enumerate()
         .map(|(j, (name, children))| {
-            (children.is_empty() && (curve::legs::is_pole(name) || library::is_pole_name(name)))
+            (children.is_empty() && library::is_pole_name(name))
                 || ground::is_ground_root(&skeleton.names, &skeleton.parents, j)
         })
         .collect()

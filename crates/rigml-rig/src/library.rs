@@ -18,6 +18,7 @@
 use crate::{check_mesh, LearnedPlacer, PlacedSkeleton, Placement, RigError, SkeletonPlacer};
 use glam::Vec3;
 use rigml_core::Mesh;
+use rigml_geom::segment_parameter;
 use rigml_learn::skeleton::library::{Anchors, Descriptor, LibraryRig, RigLibrary};
 
 /// How many of the most alike anchored rigs vote on a humanoid's conventions
@@ -93,13 +94,6 @@ fn carry(rig: &LibraryRig, anchors: &Anchors, template: &PlacedSkeleton, target:
         return None;
     }
     let size = target.extent.max_element() / rig.descriptor.extent.max_element();
-    let along = |a: Vec3, s: Vec3, d: Vec3| {
-        if d.length_squared() > 1e-12 {
-            ((a - s).dot(d) / d.length_squared()).clamp(0.0, 1.0)
-        } else {
-            0.0
-        }
-    };
     let h = &anchors.heads;
     let carried = rig
         .joints
@@ -108,7 +102,7 @@ fn carry(rig: &LibraryRig, anchors: &Anchors, template: &PlacedSkeleton, target:
             let (t, p, c, tp, tc) = shared
                 .iter()
                 .map(|&(p, c, tp, tc)| {
-                    let t = along(a, h[p], h[c] - h[p]);
+                    let t = segment_parameter(a, h[p], h[c]);
                     (a.distance(h[p] + t * (h[c] - h[p])), t, p, c, tp, tc)
                 })
                 .min_by(|x, y| x.0.total_cmp(&y.0))
@@ -211,15 +205,12 @@ pub fn humanoid_match(
         .take(CONSENSUS)
         .filter_map(|(s, r)| Some((s, r, carry(r, r.anchors.as_ref()?, template, &target)?)))
         .collect();
-    let cost = |i: usize| -> f32 {
-        found
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .map(|(_, other)| chamfer(&found[i].2, &other.2))
-            .sum()
-    };
-    let Some(best) = (0..found.len()).min_by(|&a, &b| cost(a).total_cmp(&cost(b))) else {
+    // Each rig's summed distance to the others (a rig's distance to itself is 0).
+    let costs: Vec<f32> = found
+        .iter()
+        .map(|(_, _, mine)| found.iter().map(|(_, _, other)| chamfer(mine, other)).sum())
+        .collect();
+    let Some(best) = (0..found.len()).min_by(|&a, &b| costs[a].total_cmp(&costs[b])) else {
         return Ok(None);
     };
     let (similarity, rig, heads) = &found[best];

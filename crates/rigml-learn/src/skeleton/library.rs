@@ -338,13 +338,6 @@ impl RigLibrary {
         let parents = tensor("library.parents", total)?;
         if [histograms, boxes, joints]
             .iter()
-            .chain(
-                model
-                    .weights
-                    .get("library.anchor_joints")
-                    .map(|(_, v)| v.as_slice())
-                    .as_ref(),
-            )
             .any(|t| t.iter().any(|v| !v.is_finite()))
         {
             return Err(bad("it holds non-finite values".into()));
