@@ -94,25 +94,10 @@ pub fn sample_bones(s: &JointSet) -> Vec<Vec3> {
 }
 
 /// `mean_{a∈A} min_{b∈B} |a-b|`; `None` when either set is empty.
-pub fn directed(a: &[Vec3], b: &[Vec3]) -> Option<f64> {
-    if a.is_empty() || b.is_empty() {
-        return None;
-    }
-    let sum: f64 = a
-        .iter()
-        .map(|x| {
-            b.iter()
-                .map(|y| f64::from(x.distance(*y)))
-                .fold(f64::INFINITY, f64::min)
-        })
-        .sum();
-    Some(sum / a.len() as f64)
-}
+pub use rigml_geom::point_sets::directed_distance as directed;
 
 /// `CD(A,B) = 0.5·(directed(A,B) + directed(B,A))`.
-pub fn chamfer(a: &[Vec3], b: &[Vec3]) -> Option<f64> {
-    Some(0.5 * (directed(a, b)? + directed(b, a)?))
-}
+pub use rigml_geom::point_sets::chamfer;
 
 /// All §5 numbers of one predicted skeleton against the GT one.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -8,6 +8,7 @@
 pub mod adjacency;
 pub mod bvh;
 pub mod laplacian;
+pub mod point_sets;
 pub mod procedural;
 pub mod segment;
 pub mod voxel;
@@ -15,5 +16,6 @@ pub mod voxel;
 pub use adjacency::{Adjacency, Welded};
 pub use bvh::Bvh;
 pub use laplacian::CotLaplacian;
+pub use point_sets::chamfer;
 pub use segment::{closest_on_segment, segment_distance, segment_parameter};
 pub use voxel::{Cell, VoxelGrid};

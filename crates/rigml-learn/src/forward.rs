@@ -298,6 +298,20 @@ fn softmax_row(row: &mut [f32]) {
 
 /// Softmax over each vertex's candidates of `logit` of every (vertex, candidate) row of
 /// features `x`, padded candidates (`mask` 0) left out.
+/// Per vertex, how far voxel binding and bone heat agree among the candidates: the overlap
+/// `Σ min(voxel, heat)` of their rows (the softmax of each solver's log shares at scale 1), 1
+/// where they give the same weights, 0 where they bind to different bones. The features must
+/// hold both solvers' shares ([`crate::features::holds_voxel_binding`]).
+pub fn geometry_agreement(x: &[f32], mask: &[f32]) -> Vec<f32> {
+    let voxel = softmax_of_rows(x, mask, |row| prior_logit(row[VOXEL_SHARE]));
+    let heat = softmax_of_rows(x, mask, |row| prior_logit(row[HEAT_SHARE]));
+    voxel
+        .par_chunks(CANDIDATES)
+        .zip(heat.par_chunks(CANDIDATES))
+        .map(|(a, b)| a.iter().zip(b).map(|(p, q)| p.min(*q)).sum::<f32>().min(1.0))
+        .collect()
+}
+
 fn softmax_of_rows(x: &[f32], mask: &[f32], logit: impl Fn(&[f32]) -> f32 + Sync) -> Vec<f32> {
     let mut out: Vec<f32> = mask
         .par_iter()
@@ -632,5 +646,20 @@ mod tests {
         assert!(Dense::new(&model).is_err());
         model.weights.remove("deep.weight");
         assert!(Dense::new(&model).is_err());
+    }
+
+    #[test]
+    fn voxel_binding_and_bone_heat_agree_where_their_shares_match() {
+        let mut x = vec![0.0f32; 2 * CANDIDATES * FEATURES];
+        let mask = vec![1.0f32; 2 * CANDIDATES];
+        // Vertex 0: both solvers bind it to candidate 0; vertex 1: voxel to 0, heat to 1.
+        x[VOXEL_SHARE] = 1.0;
+        x[HEAT_SHARE] = 1.0;
+        x[CANDIDATES * FEATURES + VOXEL_SHARE] = 1.0;
+        x[(CANDIDATES + 1) * FEATURES + HEAT_SHARE] = 1.0;
+        let agreement = geometry_agreement(&x, &mask);
+        assert_eq!(agreement.len(), 2);
+        assert!(agreement[0] > 0.99, "{agreement:?}");
+        assert!(agreement[1] < 0.02, "{agreement:?}");
     }
 }

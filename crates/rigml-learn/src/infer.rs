@@ -70,6 +70,14 @@ pub const KEY_FALLBACK_GEOMETRY: &str = "rigml.infer.fallback_geometry";
 /// The members' spread below which [`Learned::fallback`] leaves a vertex alone.
 pub const KEY_FALLBACK_FROM: &str = "rigml.infer.fallback_from";
 
+/// With 1, [`Learned::fallback`]'s weight is scaled by how far voxel binding and bone heat agree
+/// at the vertex ([`crate::forward::geometry_agreement`]): fall back only where geometry is sure.
+pub const KEY_FALLBACK_AGREEMENT: &str = "rigml.infer.fallback_agreement";
+
+/// With 1, [`Learned::fallback`] moves only the vertices whose members' mean puts its largest
+/// probability on another bone than the target row does (the network overrides geometry there).
+pub const KEY_FALLBACK_CONTESTED: &str = "rigml.infer.fallback_contested";
+
 /// Default fallback strength when a model file does not name one (0: off).
 pub const DEFAULT_FALLBACK: f32 = 0.0;
 
@@ -110,6 +118,11 @@ pub struct Learned {
     /// Spread below which a vertex does not fall back at all: `w = min(1, fallback · (spread −
     /// fallback_from))` where the spread exceeds it.
     pub fallback_from: f32,
+    /// Scale the fallback weight by the geometric solvers' agreement ([`KEY_FALLBACK_AGREEMENT`]).
+    pub fallback_agreement: bool,
+    /// Fall back only where the mean's and the target's largest candidates differ
+    /// ([`KEY_FALLBACK_CONTESTED`]).
+    pub fallback_contested: bool,
 }
 
 impl Learned {
@@ -142,6 +155,8 @@ impl Learned {
             .setting(KEY_FALLBACK_FROM)
             .filter(|s| (0.0..=1.0).contains(s))
             .unwrap_or(0.0);
+        let fallback_agreement = model.setting(KEY_FALLBACK_AGREEMENT).is_some_and(|s| s >= 0.5);
+        let fallback_contested = model.setting(KEY_FALLBACK_CONTESTED).is_some_and(|s| s >= 0.5);
         let networks = Ensemble::new(&model).map_err(|e| match e {
             LearnError::Model(problem) => problem,
             other => other.to_string(),
@@ -160,6 +175,8 @@ impl Learned {
             fallback,
             fallback_geometry,
             fallback_from,
+            fallback_agreement,
+            fallback_contested,
         }
     }
 
@@ -207,13 +224,22 @@ impl Learned {
         let Some(prior) = target else {
             return Ok(spread.mean);
         };
+        let agreement = (self.fallback_agreement && features::holds_voxel_binding(self.feature_version))
+            .then(|| crate::forward::geometry_agreement(&feats.values, &feats.mask));
         let mut probs = spread.mean;
         probs
             .par_chunks_mut(CANDIDATES)
             .zip(prior.par_chunks(CANDIDATES))
             .zip(&spread.spread)
-            .for_each(|((row, prior), &d)| {
-                let w = (self.fallback * (d - self.fallback_from)).clamp(0.0, 1.0);
+            .enumerate()
+            .for_each(|(v, ((row, prior), &d))| {
+                let mut w = (self.fallback * (d - self.fallback_from)).clamp(0.0, 1.0);
+                if let Some(agreement) = &agreement {
+                    w *= agreement[v];
+                }
+                if self.fallback_contested && largest(row) == largest(prior) {
+                    w = 0.0;
+                }
                 row.iter_mut().zip(prior).for_each(|(p, q)| *p = (1.0 - w) * *p + w * q);
             });
         Ok(probs)
@@ -561,6 +587,11 @@ impl SkinSolver for Learned {
     }
 }
 
+/// Index of a row's largest entry.
+fn largest(row: &[f32]) -> usize {
+    (0..row.len()).max_by(|&a, &b| row[a].total_cmp(&row[b])).unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -674,6 +705,32 @@ mod tests {
             spread.spread.iter().any(|&d| d < from),
             "some vertices stay as they are"
         );
+        // Gated by the geometric solvers' agreement, and only where the mean's largest candidate
+        // is not the geometric row's.
+        let agreement = crate::forward::geometry_agreement(&feats.values, &feats.mask);
+        assert!(agreement.iter().all(|a| (0.0..=1.0 + 1e-5).contains(a)));
+        learned.fallback_agreement = true;
+        learned.fallback_contested = true;
+        learned.feature_version = 5; // the layout the features were extracted with (both shares)
+        let gated = learned.probabilities(&feats).unwrap();
+        let mut contested = 0;
+        for (v, &d) in spread.spread.iter().enumerate() {
+            let row = v * CANDIDATES..(v + 1) * CANDIDATES;
+            let open = largest(&spread.mean[row.clone()]) != largest(&geometry[row.clone()]);
+            contested += usize::from(open);
+            let w = if open {
+                (50.0 * (d - from)).clamp(0.0, 1.0) * agreement[v]
+            } else {
+                0.0
+            };
+            for k in row {
+                let expected = (1.0 - w) * spread.mean[k] + w * geometry[k];
+                assert!((gated[k] - expected).abs() < 1e-5, "vertex {v}");
+            }
+        }
+        assert!(contested > 0, "the random members override geometry somewhere");
+        learned.fallback_agreement = false;
+        learned.fallback_contested = false;
         // The geometric row is voxel binding's shares, not flattened by the learnt scale.
         let sharpest = |p: &[f32]| {
             p.chunks(CANDIDATES)
