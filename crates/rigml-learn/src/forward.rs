@@ -296,8 +296,6 @@ fn softmax_row(row: &mut [f32]) {
     row.iter_mut().for_each(|p| *p /= sum);
 }
 
-/// Softmax over each vertex's candidates of `logit` of every (vertex, candidate) row of
-/// features `x`, padded candidates (`mask` 0) left out.
 /// Per vertex, how far voxel binding and bone heat agree among the candidates: the overlap
 /// `Σ min(voxel, heat)` of their rows (the softmax of each solver's log shares at scale 1), 1
 /// where they give the same weights, 0 where they bind to different bones. The features must
@@ -312,6 +310,8 @@ pub fn geometry_agreement(x: &[f32], mask: &[f32]) -> Vec<f32> {
         .collect()
 }
 
+/// Softmax over each vertex's candidates of `logit` of every (vertex, candidate) row of
+/// features `x`, padded candidates (`mask` 0) left out.
 fn softmax_of_rows(x: &[f32], mask: &[f32], logit: impl Fn(&[f32]) -> f32 + Sync) -> Vec<f32> {
     let mut out: Vec<f32> = mask
         .par_iter()
