@@ -82,6 +82,12 @@ pub struct Args {
     /// geometric solver's own (a learnt multiple settles near 0.25: a flattened row).
     #[arg(long)]
     pub fixed_prior_scale: bool,
+    /// With --voxel-prior-residual and --members 2 or more, the model falls back toward voxel
+    /// binding's own weights where its networks disagree and voxel binding and bone heat agree
+    /// (chosen by family cross-validation; docs/model-card-skin.md). This flag leaves it out
+    /// (the networks' mean everywhere).
+    #[arg(long)]
+    pub no_geometry_fallback: bool,
     /// Draw batches family by family (a family, then one of its samples). STRENGTH 1 (the
     /// flag alone): a family of 35 characters weighs no more than a family of one; 0.5: a
     /// family of n samples weighs sqrt(n); 0: every sample the same (as without the flag).
@@ -283,6 +289,7 @@ fn recipe(args: &Args) -> SkinRecipe {
         absolute: args.absolute,
         min_recall: args.min_recall,
         cache: (!args.no_cache).then(|| args.cache.clone()),
+        geometry_fallback: !args.no_geometry_fallback,
         command: std::env::args().collect::<Vec<_>>().join(" "),
     }
 }

@@ -299,9 +299,18 @@ fn softmax_row(row: &mut [f32]) {
 /// Per vertex, how far voxel binding and bone heat agree among the candidates: the overlap
 /// `Σ min(voxel, heat)` of their rows (the softmax of each solver's log shares at scale 1), 1
 /// where they give the same weights, 0 where they bind to different bones. The features must
-/// hold both solvers' shares ([`crate::features::holds_voxel_binding`]).
-pub fn geometry_agreement(x: &[f32], mask: &[f32]) -> Vec<f32> {
-    let voxel = softmax_of_rows(x, mask, |row| prior_logit(row[VOXEL_SHARE]));
+/// hold both solvers' shares ([`crate::features::holds_voxel_binding`]). `voxel` is voxel
+/// binding's rows where they were already computed ([`Ensemble::geometry_probabilities`] of
+/// networks that [correct voxel binding](Ensemble::corrects_voxel_binding)); `None` computes them.
+pub fn geometry_agreement(x: &[f32], mask: &[f32], voxel: Option<&[f32]>) -> Vec<f32> {
+    let computed;
+    let voxel = match voxel {
+        Some(rows) => rows,
+        None => {
+            computed = softmax_of_rows(x, mask, |row| prior_logit(row[VOXEL_SHARE]));
+            &computed
+        }
+    };
     let heat = softmax_of_rows(x, mask, |row| prior_logit(row[HEAT_SHARE]));
     voxel
         .par_chunks(CANDIDATES)
@@ -373,6 +382,12 @@ impl Ensemble {
     /// Whether any member has a point encoder (and so needs surface patches).
     pub fn reads_patches(&self) -> bool {
         self.members.iter().any(Dense::reads_patches)
+    }
+
+    /// Whether the networks correct voxel binding (a voxel prior), so that
+    /// [`Ensemble::geometry_probabilities`] gives voxel binding's own rows.
+    pub fn corrects_voxel_binding(&self) -> bool {
+        self.members.first().is_some_and(|m| m.voxel_prior.is_some())
     }
 
     /// The members' mean probabilities with their disagreement per vertex and the prior they
@@ -657,9 +672,12 @@ mod tests {
         x[HEAT_SHARE] = 1.0;
         x[CANDIDATES * FEATURES + VOXEL_SHARE] = 1.0;
         x[(CANDIDATES + 1) * FEATURES + HEAT_SHARE] = 1.0;
-        let agreement = geometry_agreement(&x, &mask);
+        let agreement = geometry_agreement(&x, &mask, None);
         assert_eq!(agreement.len(), 2);
         assert!(agreement[0] > 0.99, "{agreement:?}");
         assert!(agreement[1] < 0.02, "{agreement:?}");
+        // Voxel binding's rows handed in give the same as computing them.
+        let voxel = softmax_of_rows(&x, &mask, |row| prior_logit(row[VOXEL_SHARE]));
+        assert_eq!(geometry_agreement(&x, &mask, Some(&voxel)), agreement);
     }
 }

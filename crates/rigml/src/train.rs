@@ -68,6 +68,9 @@ pub struct SkinRecipe {
     pub min_recall: f64,
     /// Feature cache folder (`None`: no cache).
     pub cache: Option<PathBuf>,
+    /// Write [`rigml_learn::infer::GATED_GEOMETRY_FALLBACK`] into an ensemble whose members
+    /// correct voxel binding ([`SkinRecipe::fallback_settings`]).
+    pub geometry_fallback: bool,
     /// What to record as the command that trained the model.
     pub command: String,
 }
@@ -88,12 +91,25 @@ impl Default for SkinRecipe {
             absolute: rigml_learn::infer::DEFAULT_ABSOLUTE,
             min_recall: 0.0,
             cache: None,
+            geometry_fallback: true,
             command: String::new(),
         }
     }
 }
 
 impl SkinRecipe {
+    /// The fallback settings the trained model gets beside the chosen thresholds: the gated
+    /// geometric fallback for an ensemble (two networks or more, whose spread it reads) that
+    /// corrects voxel binding (whose row it falls back to, and whose agreement with bone heat
+    /// it reads), unless `geometry_fallback` is off; none otherwise.
+    pub fn fallback_settings(&self) -> &'static [(&'static str, &'static str)] {
+        if self.geometry_fallback && self.members >= 2 && self.config.voxel_prior {
+            &rigml_learn::infer::GATED_GEOMETRY_FALLBACK
+        } else {
+            &[]
+        }
+    }
+
     /// How many networks are fitted at once: `jobs`, at most `members`.
     pub fn jobs_at_once(&self) -> usize {
         self.jobs.min(self.members)
@@ -311,6 +327,11 @@ pub fn train_skin(
         )?),
         None => None,
     };
+    // After the thresholds were chosen, as the fallback was measured: on the thresholds of the
+    // networks' mean.
+    for (key, value) in recipe.fallback_settings() {
+        model.metadata.insert((*key).into(), (*value).into());
+    }
     Ok(TrainedSkin {
         model,
         members: runs,
@@ -631,6 +652,34 @@ mod tests {
             ..SkinRecipe::default()
         };
         assert!(ensemble.validate(false).is_ok() && ensemble.validate(true).is_err());
+    }
+
+    #[test]
+    fn only_ensembles_that_correct_voxel_binding_get_the_gated_fallback() {
+        let recipe = |members: usize, voxel_prior: bool, geometry_fallback: bool| SkinRecipe {
+            members,
+            config: TrainConfig {
+                voxel_prior,
+                ..TrainConfig::default()
+            },
+            geometry_fallback,
+            ..SkinRecipe::default()
+        };
+        let gate = &rigml_learn::infer::GATED_GEOMETRY_FALLBACK;
+        assert_eq!(recipe(5, true, true).fallback_settings(), gate);
+        assert_eq!(recipe(2, true, true).fallback_settings(), gate);
+        // One network has no spread; no voxel prior, no voxel row to fall back to; or turned off.
+        assert!(recipe(1, true, true).fallback_settings().is_empty());
+        assert!(recipe(5, false, true).fallback_settings().is_empty());
+        assert!(recipe(5, true, false).fallback_settings().is_empty());
+        // What it writes is what inference reads back.
+        let metadata = gate.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+        let learned = Learned::new(ModelFile {
+            weights: Default::default(),
+            metadata,
+        });
+        assert!(learned.fallback == 1.0 && learned.fallback_geometry && learned.fallback_agreement);
+        assert!((learned.fallback_from - 0.1).abs() < 1e-6 && !learned.fallback_contested);
     }
 
     #[test]
