@@ -331,8 +331,8 @@ fn softmax_of_rows(x: &[f32], mask: &[f32], logit: impl Fn(&[f32]) -> f32 + Sync
     out
 }
 
-/// What [`Ensemble::probabilities_with_spread`] gives: the members' mean probabilities, how far
-/// the members disagree on each vertex, and the mean of their prior-only probabilities.
+/// What [`Ensemble::probabilities_with_spread`] gives: the members' mean probabilities and how
+/// far the members disagree on each vertex.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spread {
     /// Mean of the members' probabilities, `[n * CANDIDATES]`.
@@ -340,8 +340,6 @@ pub struct Spread {
     /// Per vertex, the mean over members of the total-variation distance between a member's
     /// row and the mean row (0: all agree; at most 1), `[n]`.
     pub spread: Vec<f32>,
-    /// Mean of the members' [`Dense::prior_probabilities`], if every member has a prior.
-    pub prior: Option<Vec<f32>>,
 }
 
 /// Every network of a model file (one, or an ensemble's members): the probabilities are the
@@ -390,10 +388,10 @@ impl Ensemble {
         self.members.first().is_some_and(|m| m.voxel_prior.is_some())
     }
 
-    /// The members' mean probabilities with their disagreement per vertex and the prior they
-    /// correct (see [`Spread`]). Where members trained alike but for their seeds disagree, the
-    /// character is unlike what they learned from, and inference can fall back toward the prior
-    /// (`Learned::fallback`).
+    /// The members' mean probabilities with their disagreement per vertex (see [`Spread`]).
+    /// Where members trained alike but for their seeds disagree, the character is unlike what
+    /// they learned from, and inference can fall back toward the prior or the geometric
+    /// solver's row (`Learned::fallback`).
     pub fn probabilities_with_spread(&self, x: &[f32], mask: &[f32], patch: &[f32]) -> Result<Spread, LearnError> {
         let members = self
             .members
@@ -419,15 +417,24 @@ impl Ensemble {
                 members.iter().map(distance).sum::<f32>() * share
             })
             .collect();
-        let priors: Option<Vec<Vec<f32>>> = self.members.iter().map(|m| m.prior_probabilities(x, mask)).collect();
-        let prior = priors.map(|priors| {
-            let mut out = vec![0.0f32; mask.len()];
-            for p in &priors {
-                out.par_iter_mut().zip(p).for_each(|(m, q)| *m += q * share);
-            }
-            out
-        });
-        Ok(Spread { mean, spread, prior })
+        Ok(Spread { mean, spread })
+    }
+
+    /// Mean of the members' [`Dense::prior_probabilities`] (the prior they correct, at each
+    /// member's learnt scale), if every member has a prior. Computed only when a fallback
+    /// targets it, not with [`Ensemble::probabilities_with_spread`].
+    pub fn prior_probabilities(&self, x: &[f32], mask: &[f32]) -> Option<Vec<f32>> {
+        let priors: Vec<Vec<f32>> = self
+            .members
+            .iter()
+            .map(|m| m.prior_probabilities(x, mask))
+            .collect::<Option<_>>()?;
+        let share = 1.0 / priors.len().max(1) as f32;
+        let mut out = vec![0.0f32; mask.len()];
+        for p in &priors {
+            out.par_iter_mut().zip(p).for_each(|(m, q)| *m += q * share);
+        }
+        Some(out)
     }
 
     /// The geometric solver's own row ([`Dense::geometry_probabilities`]; the same for every

@@ -232,7 +232,7 @@ impl Learned {
         let target = if self.fallback_geometry {
             networks.geometry_probabilities(&feats.values, &feats.mask)
         } else {
-            spread.prior
+            networks.prior_probabilities(&feats.values, &feats.mask)
         };
         let Some(prior) = target else {
             return Ok(spread.mean);
@@ -675,7 +675,10 @@ mod tests {
             .unwrap()
             .probabilities_with_spread(&feats.values, &feats.mask, &feats.patch)
             .unwrap();
-        let prior = spread.prior.clone().expect("both members correct voxel binding");
+        let prior = Ensemble::new(&model)
+            .unwrap()
+            .prior_probabilities(&feats.values, &feats.mask)
+            .expect("both members correct voxel binding");
         let geometry = Ensemble::new(&model)
             .unwrap()
             .geometry_probabilities(&feats.values, &feats.mask)
